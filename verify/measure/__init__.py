@@ -1,0 +1,1 @@
+"""Measurement helpers shared by jobs. Part of every job's input hash."""

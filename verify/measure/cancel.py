@@ -1,0 +1,106 @@
+"""One cancellation trial: a client abandons a long stream; watch the engine until it stops.
+
+The engine is watched through its own metrics (running requests, KV cache
+usage, generated-token counter), sampled every 50 ms from before the request
+until the running count is back to zero, so the moment the engine lets go is
+seen as soon as it happens rather than after a fixed wait. Its log lines and
+the proxy's access log line are kept too.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import httpx
+from openai import OpenAI
+
+from verify.measure import metrics
+
+ABANDON_AFTER_S = 2.0
+MAX_TOKENS = 600
+# Longest the engine can take to finish the request on its own; past this, give up watching.
+WATCH_LIMIT_S = 90.0
+
+
+class _Sampler(threading.Thread):
+    def __init__(self, server_url: str, interval_s: float = 0.05):
+        super().__init__(daemon=True)
+        self.server_url, self.interval_s = server_url, interval_s
+        self.samples: list[dict] = []
+        self.t0 = time.perf_counter()
+        self._stop = threading.Event()
+
+    def run(self):
+        with httpx.Client() as c:
+            while not self._stop.is_set():
+                m = metrics.read(self.server_url, c)
+                self.samples.append({"t": round(time.perf_counter() - self.t0, 3),
+                                     **{k.removeprefix("vllm:"): v for k, v in m.items()}})
+                time.sleep(self.interval_s)
+
+    def stop(self):
+        self._stop.set()
+        self.join(timeout=5)
+
+
+def abandon(ctx, client_kind: str, base_url: str, tls_ca: str | None) -> float:
+    """Run the page's cancellation snippet for client_kind; returns when the client has let go."""
+    body_extra = {"ignore_eos": True}  # keep generating to max_tokens unless cancelled
+    if client_kind == "httpx":
+        snippet = ctx.snippet("streaming/cancel_httpx.py")
+        body = {**snippet.BODY, "max_tokens": MAX_TOKENS, **body_extra}
+        return snippet.abandon_after(ABANDON_AFTER_S, base_url=base_url, body=body,
+                                     **({"verify": tls_ca} if tls_ca else {}))
+    snippet = ctx.snippet("streaming/cancel_openai.py")
+    http_client = httpx.Client(verify=tls_ca) if tls_ca else None
+    client = OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0,
+                    **({"http_client": http_client} if http_client else {}))
+    try:
+        return snippet.abandon_after(ABANDON_AFTER_S, client, max_tokens=MAX_TOKENS, **body_extra)
+    finally:
+        client.close()
+
+
+def trial(ctx, client_kind: str, proxy_setup: str | None) -> dict:
+    server = ctx.server
+    metrics.wait_idle(server.url)
+    proxy = ctx.proxy(proxy_setup) if proxy_setup else None
+    base_url = (proxy.url + "/v1") if proxy else ctx.base_url
+    before = metrics.read(server.url)
+    log_mark = server.log_size()
+    access_mark = len(proxy.access_log()) if proxy else 0
+    sampler = _Sampler(server.url)
+    sampler.start()
+    t_gone = abandon(ctx, client_kind, base_url, str(proxy.ca_file) if proxy and proxy.ca_file else None)
+    gone_at = round(t_gone - sampler.t0, 3)
+    # Watch until the engine has nothing running (or the generation could have finished by itself).
+    deadline = time.perf_counter() + WATCH_LIMIT_S
+    while time.perf_counter() < deadline:
+        last = sampler.samples[-1] if sampler.samples else None
+        if last and last["t"] > gone_at and last["num_requests_running"] == 0:
+            break
+        time.sleep(0.02)
+    sampler.stop()
+    after = metrics.read(server.url)
+    stopped = next((s["t"] for s in sampler.samples if s["t"] > gone_at and s["num_requests_running"] == 0), None)
+    log = server.log_since(log_mark)
+    at_gone = max((s for s in sampler.samples if s["t"] <= gone_at), key=lambda s: s["t"], default={})
+    time.sleep(0.2)  # nginx writes its access log line when it closes the request
+    return {
+        "client": client_kind, "path": proxy_setup or "direct",
+        "client_gone_at_s": gone_at,
+        "engine_stopped_at_s": stopped,
+        "stop_after_disconnect_s": round(stopped - gone_at, 3) if stopped is not None else None,
+        "generated_tokens": after["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"],
+        "max_tokens": MAX_TOKENS,
+        "running_at_disconnect": at_gone.get("num_requests_running"),
+        "kv_cache_usage_at_disconnect": at_gone.get("kv_cache_usage_perc"),
+        "kv_cache_usage_after": after["vllm:kv_cache_usage_perc"],
+        "samples": sampler.samples,
+        "abort_log_lines": [line for line in log if re.search(r"abort", line, re.I)],
+        "request_log_lines": [line for line in log if "Added request" in line or "Finished request" in line
+                              or re.search(r"abort", line, re.I)],
+        "proxy_access_log": proxy.access_log()[access_mark:] if proxy else [],
+    }

@@ -1,0 +1,44 @@
+"""Read vLLM's Prometheus /metrics and watch them change over time."""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+from prometheus_client.parser import text_string_to_metric_families
+
+WATCHED = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
+           "vllm:generation_tokens_total", "vllm:prompt_tokens_total", "vllm:request_success_total")
+
+
+def read(server_url: str, client: httpx.Client | None = None) -> dict[str, float]:
+    """The watched metrics summed over their label sets (one engine, one model here)."""
+    text = (client or httpx).get(server_url + "/metrics", timeout=5.0).text
+    out = {name: 0.0 for name in WATCHED}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in out:
+                out[sample.name] += sample.value
+    return out
+
+
+def watch_until(server_url: str, done, timeout_s: float, interval_s: float = 0.05) -> dict:
+    """Poll metrics until done(sample) is true or timeout_s passes; keep every sample with its time."""
+    samples = []
+    t0 = time.perf_counter()
+    with httpx.Client() as client:
+        while True:
+            m = read(server_url, client)
+            t = round(time.perf_counter() - t0, 3)
+            samples.append({"t": t, **{k.removeprefix("vllm:"): v for k, v in m.items()}})
+            if done(m):
+                return {"reached": True, "after_s": t, "samples": samples}
+            if t > timeout_s:
+                return {"reached": False, "after_s": t, "samples": samples}
+            time.sleep(interval_s)
+
+
+def wait_idle(server_url: str, timeout_s: float = 120.0) -> None:
+    """Block until the engine has no running or waiting request (so trials do not overlap)."""
+    watch_until(server_url, lambda m: m["vllm:num_requests_running"] == 0 and m["vllm:num_requests_waiting"] == 0,
+                timeout_s)

@@ -1,0 +1,103 @@
+"""Child processes that never outlive the run.
+
+Servers and proxies are started in their own process group so that stopping
+them also stops anything they spawned (vLLM starts an engine process; nginx
+starts workers). Every started group is also registered for an atexit and
+signal-time cleanup, so an exception or Ctrl-C anywhere leaves nothing behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import signal
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+_live_groups: set[int] = set()
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def port_in_use(port: int) -> bool:
+    with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return True
+        return False
+
+
+def spawn(argv: list[str], log_path: Path, env: dict[str, str] | None = None,
+          cwd: Path | None = None) -> subprocess.Popen:
+    """Start argv in a new process group, stdout and stderr to log_path."""
+    log = open(log_path, "ab")
+    try:
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                env=env, cwd=cwd, start_new_session=True)
+    finally:
+        log.close()
+    _live_groups.add(proc.pid)
+    return proc
+
+
+def stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after grace_s."""
+    pgid = proc.pid
+    _signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None and not _group_alive(pgid):
+            break
+        time.sleep(0.05)
+    _signal_group(pgid, signal.SIGKILL)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        pass
+    # Reap grandchildren that are still being torn down by the kernel.
+    deadline = time.monotonic() + 5
+    while _group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _live_groups.discard(pgid)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_all_groups() -> None:
+    for pgid in list(_live_groups):
+        _signal_group(pgid, signal.SIGKILL)
+        _live_groups.discard(pgid)
+
+
+def _on_terminate(signum, frame):
+    raise KeyboardInterrupt
+
+
+def unwind_on_sigterm() -> None:
+    """Make SIGTERM unwind like Ctrl-C, so context managers stop their children."""
+    signal.signal(signal.SIGTERM, _on_terminate)
+
+
+atexit.register(_kill_all_groups)
