@@ -14,6 +14,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from verify.errors import VerifyError
 from verify.profiles import DEFAULT_PROFILE, PROFILES, get_profile
@@ -41,12 +42,12 @@ def cmd_list(args) -> int:
 def cmd_run(args) -> int:
     from verify.runner import run
     return run(args.ids or None, get_profile(args.profile), run_all=args.all, server_url=args.server_url,
-               port=args.port, progress=_progress)
+               port=args.port, evidence_root=args.evidence_dir, progress=_progress)
 
 
 def cmd_check(args) -> int:
     from verify.check import problems
-    found = problems(get_profile(args.profile))
+    found = problems(get_profile(args.profile), evidence_root=args.evidence_dir)
     for p in found:
         print(f"verify check: {p}", file=sys.stderr)
     if found:
@@ -57,7 +58,7 @@ def cmd_check(args) -> int:
 
 def cmd_status(args) -> int:
     from verify.status import status_rows
-    rows = status_rows()
+    rows = status_rows(args.evidence_dir)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
@@ -96,14 +97,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--profile", **prof)
     s.add_argument("--server-url", help="use this running server instead of starting one (or set VERIFY_SERVER_URL)")
     s.add_argument("--port", type=int, help="port for the started server (default: a free one)")
+    s.add_argument("--evidence-dir", type=Path, help="where records are read and written (default: docs/evidence)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("check", help="fail where pages and evidence disagree")
     s.add_argument("--profile", **prof)
+    s.add_argument("--evidence-dir", type=Path, help="where records are read (default: docs/evidence)")
     s.set_defaults(func=cmd_check)
 
     s = sub.add_parser("status", help="verdict and freshness of every claim")
     s.add_argument("--json", action="store_true")
+    s.add_argument("--evidence-dir", type=Path, help="where records are read (default: docs/evidence)")
     s.set_defaults(func=cmd_status)
 
     s = sub.add_parser("serve", help="run the profile's server until Ctrl-C")

@@ -31,6 +31,7 @@ SETUPS = {
     "nginx-default": ("default.conf", False),
     "nginx-tls": ("tls.conf", True),
     "nginx-streaming": ("streaming.conf", False),
+    "nginx-tls-streaming": ("tls-streaming.conf", True),
 }
 
 LOG_FORMAT = ('log_format timed \'$msec $status $request_time $upstream_response_time '

@@ -30,18 +30,18 @@ class _Sampler(threading.Thread):
         self.server_url, self.interval_s = server_url, interval_s
         self.samples: list[dict] = []
         self.t0 = time.perf_counter()
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self):
         with httpx.Client() as c:
-            while not self._stop.is_set():
+            while not self._halt.is_set():
                 m = metrics.read(self.server_url, c)
                 self.samples.append({"t": round(time.perf_counter() - self.t0, 3),
                                      **{k.removeprefix("vllm:"): v for k, v in m.items()}})
                 time.sleep(self.interval_s)
 
     def stop(self):
-        self._stop.set()
+        self._halt.set()
         self.join(timeout=5)
 
 

@@ -1,0 +1,111 @@
+"""Every snippet a page shows, run as a reader would run it, against the live server.
+
+Snippets whose numbers a page displays are also run by verification jobs; here
+each is run as a script (with BASE_URL pointing at the live server) and its
+real output is checked.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.live
+SNIPPETS = ROOT / "snippets"
+
+
+def run_snippet(path, env, timeout=180):
+    cmd = ["bash", str(path)] if path.suffix == ".sh" else [sys.executable, str(path)]
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+
+
+@pytest.mark.parametrize("name", ["curl_chat_stream.sh", "curl_completions_stream.sh"])
+def test_curl_snippets_stream_sse(name, base_env):
+    out = run_snippet(SNIPPETS / "streaming" / name, base_env)
+    assert out.returncode == 0, out.stderr
+    data = [line[6:] for line in out.stdout.splitlines() if line.startswith("data: ")]
+    assert data[-1] == "[DONE]"
+    chunks = [json.loads(d) for d in data[:-1]]
+    assert len(chunks) >= 2
+    field = "delta" if "chat" in name else "text"
+    assert all(field in c["choices"][0] for c in chunks if c["choices"])
+
+
+def test_stream_timing_prints_both_modes(base_env):
+    out = run_snippet(SNIPPETS / "streaming" / "stream_timing.py", base_env)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("non-streaming") and "TTFT    n/a" in lines[0]
+    assert lines[1].startswith("streaming") and "ms" in lines[1].split("TTFT")[1]
+
+
+def test_usage_snippet_shows_usage_only_when_asked(base_env):
+    out = run_snippet(SNIPPETS / "streaming" / "usage_in_stream.py", base_env)
+    assert out.returncode == 0, out.stderr
+    without, with_usage = out.stdout.splitlines()
+    assert without.endswith("usage=None")
+    assert "completion_tokens=" in with_usage and "prompt_tokens=" in with_usage
+
+
+def test_safe_stream_reports_finish_reason(base_env):
+    out = run_snippet(SNIPPETS / "streaming" / "safe_stream.py", base_env)
+    assert out.returncode == 0, out.stderr
+    assert "finish_reason: stop" in out.stdout or "finish_reason: length" in out.stdout
+
+
+def test_client_settings_has_no_retries(base_env):
+    out = run_snippet(SNIPPETS / "streaming" / "client_settings.py", base_env)
+    assert out.returncode == 0, out.stderr
+    assert "max_retries=0" in out.stdout and "timeout=120.0" in out.stdout
+
+
+@pytest.mark.parametrize("name", ["cancel_httpx.py", "cancel_openai.py"])
+def test_cancel_snippets_leave_after_two_seconds(name, base_env, live_server):
+    import time
+    from verify.measure import metrics
+    metrics.wait_idle(live_server.url)
+    t0 = time.monotonic()
+    out = run_snippet(SNIPPETS / "streaming" / name, base_env)
+    elapsed = time.monotonic() - t0
+    assert out.returncode == 0, out.stderr
+    assert "client gone" in out.stdout
+    # It left long before a 1000-token generation could finish on this server.
+    assert elapsed < 30
+    stopped = metrics.watch_until(live_server.url, lambda m: m["vllm:num_requests_running"] == 0, timeout_s=30)
+    assert stopped["reached"]
+
+
+def test_reassemble_on_a_live_multibyte_stream(live_server):
+    """The reassembly snippet on a real stream: concatenation is exact, piecewise decoding is not."""
+    import httpx
+    sys.path.insert(0, str(SNIPPETS / "streaming"))
+    try:
+        import reassemble
+    finally:
+        sys.path.pop(0)
+    target = "naïve café 日本語 🌊"
+    body = {"model": "chat", "messages": [{"role": "user", "content": target}], "max_tokens": 40, "stream": True,
+            "structured_outputs": {"choice": [target]}}
+    with httpx.stream("POST", live_server.api + "/chat/completions", json=body, timeout=60) as r:
+        pieces = list(r.iter_raw(chunk_size=5))
+    def contents(text):
+        return [json.loads(line[6:])["choices"][0]["delta"].get("content")
+                for line in text.splitlines() if line.startswith("data: {") and json.loads(line[6:])["choices"]]
+    assert reassemble.by_concatenation(contents(reassemble.by_incremental_decoder(pieces))) == target
+    assert "\ufffd" in reassemble.by_decoding_each_piece(pieces)
+
+
+def test_server_snippets_match_profiles():
+    """The serve commands a page shows use the flags of the profiles that produce the evidence."""
+    from verify.profiles import PROFILES
+    t4 = (SNIPPETS / "server" / "serve_t4.sh").read_text()
+    assert f"vllm serve {PROFILES['t4'].model_source}" in t4
+    for token in PROFILES["t4"].flags:
+        assert token in t4
+    cpu = (SNIPPETS / "server" / "serve_cpu.sh").read_text()
+    assert "verify serve --profile cpu" in cpu
