@@ -21,14 +21,16 @@ MEASURE_DIR = ROOT / "verify" / "measure"
 RECORD_FORMAT = 1
 
 
-def input_files(job: Job) -> list[Path]:
+def input_files(job: Job) -> list[tuple[str, Path]]:
+    """(label, file) for every input of the job; the label, not the absolute path, is hashed."""
     from verify.proxy import NGINX_DIR, SETUPS
-    files = [Path(job.module_file)]
-    files += sorted(MEASURE_DIR.glob("*.py"))
+    job_file = Path(job.module_file)
+    files = [("job", job_file)]
+    files += [(f"measure/{p.name}", p) for p in sorted(MEASURE_DIR.glob("*.py"))]
     # Shared job builders (verify/jobs/_*.py) that several jobs are made from.
-    files += sorted(Path(job.module_file).parent.glob("_*.py"))
-    files += [SNIPPETS / s for s in job.snippets]
-    files += [NGINX_DIR / SETUPS[p][0] for p in job.proxies]
+    files += [(f"jobs/{p.name}", p) for p in sorted(job_file.parent.glob("_*.py"))]
+    files += [(f"snippets/{s}", SNIPPETS / s) for s in job.snippets]
+    files += [(f"nginx/{SETUPS[p][0]}", NGINX_DIR / SETUPS[p][0]) for p in job.proxies]
     return files
 
 
@@ -36,9 +38,8 @@ def input_hash(job: Job, profile: Profile) -> str:
     h = hashlib.sha256()
     h.update(f"record-format:{RECORD_FORMAT}\n".encode())
     h.update(json.dumps(profile.as_record(), sort_keys=True).encode())
-    for path in input_files(job):
-        rel = path.relative_to(ROOT).as_posix()
-        h.update(f"\n--- {rel}\n".encode())
+    for label, path in input_files(job):
+        h.update(f"\n--- {label}\n".encode())
         # A missing file hashes differently from an empty one.
         h.update(path.read_bytes() if path.exists() else b"<missing>")
     return h.hexdigest()

@@ -72,6 +72,8 @@ class Job:
     fragments: dict[str, Callable[[dict], str]] = field(default_factory=dict)
     # Files the job writes next to its record (for example a figure): name -> renderer(record) -> text.
     artifacts: dict[str, Callable[[dict], str]] = field(default_factory=dict)
+    # Pages (relative to docs/) generated from the default profile's record: path -> renderer(record) -> text.
+    page_files: dict[str, Callable[[dict], str]] = field(default_factory=dict)
     module_file: str = ""
 
     def claim(self, claim_id: str) -> Claim:

@@ -99,5 +99,11 @@ def build_record(job: Job, profile: Profile, data: dict, sfacts: dict, mfacts: d
 
 
 def write_artifacts(job: Job, record: dict, root: Path | None = None) -> None:
+    from verify.paths import DOCS
+    from verify.profiles import DEFAULT_PROFILE
     for name, render in job.artifacts.items():
         evidence.write_atomic(evidence.artifact_path(job.id, record["profile"], name, root), render(record))
+    # Generated pages show the default profile, and only when writing the site's own evidence.
+    if record["profile"] == DEFAULT_PROFILE and root is None:
+        for rel, render in job.page_files.items():
+            evidence.write_atomic(DOCS / rel, render(record))

@@ -1,0 +1,52 @@
+"""The code blocks of every page, run by pytest-codeblocks against the live server.
+
+Pages include their code from snippets/ with `--8<--` lines, which
+pytest-codeblocks does not expand; this test expands them, exactly as the
+build does, and runs the resulting Markdown. Blocks that start a server
+(snippets/server/) are skipped: the suite already has one.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.live
+INCLUDE = re.compile(r'^(?P<indent>\s*)--8<-- "(?P<path>[^"]+)"\s*$')
+FENCE = re.compile(r"^\s*```")
+
+
+def expand(markdown: str) -> str:
+    out, pending_skip = [], False
+    lines = markdown.splitlines()
+    for i, line in enumerate(lines):
+        m = INCLUDE.match(line)
+        if m:
+            text = (ROOT / "snippets" / m.group("path")).read_text()
+            out.extend(m.group("indent") + t for t in text.rstrip("\n").splitlines())
+            continue
+        # A fence whose first line includes a server script: mark it skipped.
+        if FENCE.match(line) and i + 1 < len(lines) and '"server/' in lines[i + 1]:
+            out.append("<!--pytest.mark.skip-->")
+            out.append("")
+        out.append(line)
+    return "\n".join(out) + "\n"
+
+
+def test_every_page_code_block_runs(live_server, tmp_path):
+    pages = sorted((ROOT / "docs").glob("*.md"))
+    for page in pages:
+        (tmp_path / page.name).write_text(expand(page.read_text()))
+    env = {**os.environ, "BASE_URL": live_server.api}
+    r = subprocess.run([sys.executable, "-m", "pytest", "--codeblocks", "-q", "-p", "no:cacheprovider",
+                        "-o", "addopts=", "--rootdir", str(tmp_path), str(tmp_path)],
+                       cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-4000:]
+    summary = r.stdout.strip().splitlines()[-1]
+    assert re.search(r"\d+ passed", summary) and "failed" not in summary, summary

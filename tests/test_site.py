@@ -1,0 +1,199 @@
+"""The site, built strictly from committed evidence (no server, no network), and read in a real Chromium.
+
+The browser tests serve the built site on 127.0.0.1 and drive Debian's
+Chromium headless through Playwright. Screenshots of the main pages are saved
+in screenshots/ (uploaded as CI artifacts).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+from verify.registry import all_claims, all_jobs
+
+CHROMIUM = "/usr/bin/chromium"
+SCREENSHOTS = ROOT / "screenshots"
+# Anchors that runbooks may already link to. Add to this list; never remove from it.
+PUBLISHED_ANCHORS = ROOT / "tests" / "published_anchors.txt"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site")
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", "VERIFY_SERVER_URL": "http://127.0.0.1:9"}
+    # The proxy variables point nowhere: a build that tried the network would fail.
+    env.update({"HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9"})
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(out)], cwd=ROOT,
+                       capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return out
+
+
+def test_streaming_page_shows_every_claim_with_its_anchor(site):
+    html = (site / "streaming" / "index.html").read_text()
+    for claim_id, (job, claim) in all_claims().items():
+        if "streaming.md" in job.pages and claim_id in (ROOT / "docs" / "streaming.md").read_text():
+            assert f'id="{claim.anchor}"' in html, claim_id
+    assert "data: [DONE]" in html
+    assert 'src="../evidence/stream-timing/cpu.timeline.svg"' in html
+    assert "verify-summary" in html and "claims checked against a live vLLM server" in html
+
+
+def test_evidence_records_are_published_at_stable_urls(site):
+    for job_id in all_jobs():
+        assert (site / "evidence" / job_id / "cpu.json").is_file(), job_id
+
+
+def test_status_page_lists_every_claim(site):
+    html = (site / "status" / "index.html").read_text()
+    for claim_id in all_claims():
+        assert f"<code>{claim_id}</code>" in html
+
+
+def test_model_output_with_markup_is_escaped_in_the_page(site):
+    html = (site / "streaming" / "index.html").read_text()
+    assert '<img src=x onerror="alert(1)">' not in html
+    assert "&lt;img src=x onerror=" in html
+
+
+def test_notebook_page_shows_recorded_outputs_and_their_provenance(site):
+    html = (site / "getting-started" / "index.html").read_text()
+    assert "Outputs recorded by the verify stage" in html and "server version:" in html
+    assert "TTFT" in html
+
+
+def test_no_page_refers_to_an_outside_host_for_assets(site):
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        for m in re.finditer(r'<(?:link|script|img)[^>]+(?:href|src)="(https?://[^"]+)"', text):
+            pytest.fail(f"{page.relative_to(site)} loads {m.group(1)}")
+
+
+def test_previously_published_anchors_still_exist(site):
+    pages: dict[str, str] = {}
+    for line in PUBLISHED_ANCHORS.read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        page, anchor = line.split("#", 1)
+        if page not in pages:
+            pages[page] = (site / page / "index.html").read_text() if page else (site / "index.html").read_text()
+        assert f'id="{anchor}"' in pages[page], f"published anchor {line} is gone"
+
+
+# --- in a real browser -------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def served(site):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not os.path.exists(CHROMIUM):
+        pytest.fail("Debian's chromium is not installed (apt-get install -y chromium)")
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+            "--disable-component-update", "--disable-sync", "--disable-quic"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, served):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served)
+    pg = context.new_page()
+    pg.errors, pg.outside = [], []
+    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
+    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
+    pg.on("request", lambda r: pg.outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
+    yield pg
+    context.close()
+
+
+def _visit(page, served, path, shot=None):
+    page.goto(served + path, wait_until="networkidle")
+    if shot:
+        SCREENSHOTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(SCREENSHOTS / shot), full_page=False)
+    assert page.errors == [], page.errors
+    assert page.outside == [], page.outside
+
+
+@pytest.mark.browser
+def test_streaming_article_renders_evidence(page, served):
+    _visit(page, served, "/streaming/", "streaming.png")
+    assert page.locator(".verify-claim").count() >= 30
+    assert page.locator(".evidence-transcript").first.is_visible()
+    assert page.locator(".evidence-table table").count() >= 10
+    img = page.locator("#figure-stream-timing img")
+    assert img.evaluate("el => el.complete && el.naturalWidth > 0")
+    assert page.locator(".verify-pill.verify-confirmed").count() >= 20
+
+
+@pytest.mark.browser
+def test_model_markup_renders_as_text(page, served):
+    _visit(page, served, "/streaming/")
+    block = page.locator(".untrusted-output pre")
+    assert '<img src=x onerror="alert(1)">' in block.inner_text()
+    assert block.locator("img, b").count() == 0
+
+
+@pytest.mark.browser
+def test_status_page_lists_every_job(page, served):
+    _visit(page, served, "/status/", "status.png")
+    text = page.locator("table.verify-status").inner_text()
+    for claim_id in all_claims():
+        assert claim_id in text
+
+
+@pytest.mark.browser
+def test_deep_link_to_a_claim_lands_on_it(page, served):
+    anchor = all_claims()["cancel-direct.httpx"][1].anchor
+    _visit(page, served, f"/streaming/#{anchor}")
+    box = page.locator(f"#{anchor}")
+    assert box.is_visible()
+    assert box.evaluate("el => { const r = el.getBoundingClientRect(); return r.top >= 0 && r.top < window.innerHeight; }")
+
+
+@pytest.mark.browser
+def test_copy_button_copies_the_snippet(page, served):
+    _visit(page, served, "/streaming/")
+    block = page.locator("#experiment-1 ~ .highlight").first  # the curl command of Experiment 1
+    block.hover()
+    block.locator("button.md-clipboard").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    shown = (ROOT / "snippets" / "streaming" / "curl_chat_stream.sh").read_text()
+    assert copied.strip() == shown.strip()
+
+
+@pytest.mark.browser
+def test_search_finds_the_article(page, served):
+    _visit(page, served, "/")
+    page.locator("label.md-search__icon, .md-search__input").first.click()
+    page.locator("input.md-search__input").fill("proxy_buffering")
+    page.wait_for_selector(".md-search-result__item", timeout=10_000)
+    assert "Streaming" in page.locator(".md-search-result").inner_text()
+
+
+@pytest.mark.browser
+def test_notebook_page_renders(page, served):
+    _visit(page, served, "/getting-started/", "notebook.png")
+    assert "server version:" in page.content()

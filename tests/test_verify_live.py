@@ -1,0 +1,67 @@
+"""The verify stage against the suite's live server: records, freshness, interruption."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from tests.conftest import ROOT, VERIFY, run_verify
+from verify.paths import EVIDENCE
+
+pytestmark = pytest.mark.live
+
+
+def test_a_job_run_records_data_verdicts_and_provenance(live_server, tmp_path):
+    out = run_verify("run", "httpx-close", "--all", "--server-url", live_server.url, "--evidence-dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "wall time" in out.stdout and "httpx-close" in out.stdout
+    record = json.loads((tmp_path / "httpx-close" / "cpu.json").read_text())
+    assert record["claims"]["httpx-close.prompt"]["verdict"] in ("confirmed", "refuted", "inconclusive")
+    assert record["data"]["samples"] and record["data"]["close_seconds"] >= 0
+    prov = record["provenance"]
+    assert prov["server"]["version"] and prov["server"]["models"][0]["id"] == "chat"
+    assert prov["hardware"]["cores"] and prov["git"]["commit"] and prov["date"]
+    # Fresh now: a second run does nothing, and needs no server.
+    again = run_verify("run", "httpx-close", "--evidence-dir", str(tmp_path), "--server-url", "http://127.0.0.1:9")
+    assert again.returncode == 0 and "nothing to run" in again.stdout
+
+
+def test_an_interrupted_run_keeps_the_previous_record(live_server, tmp_path):
+    shutil.copytree(EVIDENCE / "stream-timing", tmp_path / "stream-timing")
+    before = {p.name: p.read_bytes() for p in (tmp_path / "stream-timing").iterdir()}
+    proc = subprocess.Popen([*VERIFY, "run", "stream-timing", "--all", "--server-url", live_server.url,
+                             "--evidence-dir", str(tmp_path)], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    line = ""
+    while time.monotonic() < deadline and "[stream-timing]" not in line:
+        line = proc.stdout.readline()
+    time.sleep(3)  # mid-job
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    after = {p.name: p.read_bytes() for p in (tmp_path / "stream-timing").iterdir()}
+    assert after == before
+    from verify.measure.metrics import wait_idle
+    wait_idle(live_server.url)
+
+
+def test_a_failing_job_exits_non_zero_and_writes_nothing(live_server, tmp_path, monkeypatch):
+    # The notebook job with a cell that fails: verification must fail, naming the cell's error.
+    nb_dir = tmp_path / "snippets"
+    shutil.copytree(ROOT / "snippets", nb_dir)
+    nb = json.loads((nb_dir / "notebooks" / "getting_started.ipynb").read_text())
+    code = next(c for c in nb["cells"] if c["cell_type"] == "code")
+    code["source"] = "raise RuntimeError('a broken cell')"
+    (nb_dir / "notebooks" / "getting_started.ipynb").write_text(json.dumps(nb))
+    from verify.context import RunContext
+    from verify.errors import VerifyError
+    from verify.jobs import getting_started_notebook as job_module
+    monkeypatch.setattr("verify.paths.SNIPPETS", nb_dir)
+    with pytest.raises(VerifyError, match="a broken cell"):
+        job_module.collect(RunContext(server=live_server))
