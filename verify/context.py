@@ -6,7 +6,6 @@ import contextlib
 import importlib.util
 import sys
 from dataclasses import dataclass, field
-from pathlib import Path
 from types import ModuleType
 
 from verify.errors import VerifyError

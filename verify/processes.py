@@ -9,6 +9,7 @@ signal-time cleanup, so an exception or Ctrl-C anywhere leaves nothing behind.
 from __future__ import annotations
 
 import atexit
+import ctypes
 import os
 import signal
 import socket
@@ -36,13 +37,25 @@ def port_in_use(port: int) -> bool:
         return False
 
 
+PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    # If the verify process itself is killed outright (SIGKILL, OOM), nothing of ours can run;
+    # the kernel then sends the child SIGTERM, and it stops its own children in turn.
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass
+
+
 def spawn(argv: list[str], log_path: Path, env: dict[str, str] | None = None,
           cwd: Path | None = None) -> subprocess.Popen:
     """Start argv in a new process group, stdout and stderr to log_path."""
     log = open(log_path, "ab")
     try:
         proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                env=env, cwd=cwd, start_new_session=True)
+                                env=env, cwd=cwd, start_new_session=True, preexec_fn=_die_with_parent)
     finally:
         log.close()
     _live_groups.add(proc.pid)

@@ -51,6 +51,8 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
                 ctx.proxies_used = set()
                 try:
                     data = job.collect(ctx)
+                    record = build_record(job, profile, data, sfacts, mfacts, started,
+                                          time.monotonic() - t0, sorted(ctx.proxies_used))
                 except (VerifyError, Exception) as e:  # noqa: BLE001 - one job's failure must not hide the others
                     msg = e.message if isinstance(e, VerifyError) else f"{type(e).__name__}: {e}"
                     failures.append(f"{job.id}: {msg}")
@@ -59,8 +61,6 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
                         progress(traceback.format_exc(limit=3))
                     timings.append((job.id, time.monotonic() - t0, "failed"))
                     continue
-                record = build_record(job, profile, data, sfacts, mfacts, started,
-                                      time.monotonic() - t0, sorted(ctx.proxies_used))
                 evidence.save(record, evidence_root)
                 write_artifacts(job, record, evidence_root)
                 summary = ", ".join(f"{cid.split('.')[-1]}={v['verdict']}" for cid, v in record["claims"].items())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from verify import render
+from verify.measure import transcript
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
 PROMPTS = {
@@ -26,13 +27,8 @@ def collect(ctx) -> dict:
     return {"streams": streams}
 
 
-def _chunks(stream):
-    from verify.measure.sse import events  # stdlib-only module level is kept for the site build
-    return [e["chunk"] for e in events(stream["lines"]) if "chunk" in e]
-
-
 def _shape(stream) -> dict:
-    chunks = [c for c in _chunks(stream) if c.get("choices")]
+    chunks = [c for c in transcript.chunks(stream["lines"]) if c.get("choices")]
     first = chunks[0]["choices"][0]["delta"]
     finish_idx = next(i for i, c in enumerate(chunks) if c["choices"][0].get("finish_reason"))
     texts = [c["choices"][0]["delta"].get("content") for c in chunks]

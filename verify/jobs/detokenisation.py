@@ -6,6 +6,7 @@ import json
 
 from verify import render
 from verify.job import Claim, Job, verdict_if
+from verify.measure import transcript
 
 SNIPPETS = ("streaming/reassemble.py",)
 # Structured output forces the model to produce exactly this text, token by token:
@@ -28,9 +29,8 @@ def collect(ctx) -> dict:
     url = ctx.base_url + "/chat/completions"
     snippet = ctx.snippet(SNIPPETS[0])
     stream = capture(url, _body())
-    chunks = [json.loads(i["line"][6:]) for i in stream["lines"] if i["line"].startswith("data: {")]
     per_chunk = [{"content": c["choices"][0]["delta"].get("content"), "token_ids": c["choices"][0].get("token_ids")}
-                 for c in chunks if c.get("choices")]
+                 for c in transcript.chunks(stream["lines"]) if c.get("choices")]
     with httpx.Client(timeout=60) as client:
         # Each generated token decoded on its own, by the server's own tokenizer.
         token_ids = [t for c in per_chunk for t in (c["token_ids"] or [])]
@@ -40,13 +40,8 @@ def collect(ctx) -> dict:
         with client.stream("POST", url, json=_body()) as r:
             pieces = list(r.iter_raw(chunk_size=RAW_PIECE_BYTES))
     def sse_text(body_text):
-        contents = []
-        for line in body_text.splitlines():
-            if line.startswith("data: {"):
-                c = json.loads(line[6:])
-                if c.get("choices"):
-                    contents.append(c["choices"][0]["delta"].get("content"))
-        return snippet.by_concatenation(contents)
+        lines = [{"line": line} for line in body_text.splitlines()]
+        return snippet.by_concatenation([transcript.chunk_text(c) for c in transcript.chunks(lines)])
     non_streamed = httpx.post(url, json=_body(stream=False), timeout=60).json()["choices"][0]["message"]["content"]
     return {
         "target": TARGET, "chunks": per_chunk, "non_streamed": non_streamed,

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 
 from verify import render
 from verify.job import Claim, Job, verdict_if
+from verify.measure.transcript import chunks, payloads
 
 SNIPPETS = ("streaming/safe_stream.py",)
 CUT_AFTER_S = 1.5
@@ -58,11 +58,10 @@ def collect(ctx) -> dict:
 
 
 def _ending(stream):
-    payloads = [i["line"][6:] for i in stream["lines"] if i["line"].startswith("data: ")]
-    reasons = [c["choices"][0].get("finish_reason") for c in map(json.loads, (p for p in payloads if p != "[DONE]"))
-               if c.get("choices")]
-    return {"finish_reason": next((r for r in reasons if r), None), "done": "[DONE]" in payloads,
-            "events": len(payloads), "error": stream.get("error")}
+    data = payloads(stream["lines"])
+    reasons = [c["choices"][0].get("finish_reason") for c in chunks(stream["lines"]) if c.get("choices")]
+    return {"finish_reason": next((r for r in reasons if r), None), "done": "[DONE]" in data,
+            "events": len(data), "error": stream.get("error")}
 
 
 def decide_stop(d):

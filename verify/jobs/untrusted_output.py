@@ -8,10 +8,9 @@ is shown as text.
 
 from __future__ import annotations
 
-import json
-
 from verify import render
 from verify.job import Claim, Job, verdict_if
+from verify.measure.transcript import streamed_text
 
 MARKUP = '<b>bold</b> <img src=x onerror="alert(1)"> **not bold** `code` &amp;'
 
@@ -24,13 +23,7 @@ def collect(ctx) -> dict:
 
 
 def _text(d) -> str:
-    parts = []
-    for item in d["stream"]["lines"]:
-        if item["line"].startswith("data: {"):
-            c = json.loads(item["line"][6:])
-            if c.get("choices"):
-                parts.append(c["choices"][0]["delta"].get("content") or "")
-    return "".join(parts)
+    return streamed_text(d["stream"]["lines"])
 
 
 def decide(d):

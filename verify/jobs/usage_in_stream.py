@@ -6,6 +6,7 @@ import json
 
 from verify import render
 from verify.job import Claim, Job, verdict_if
+from verify.measure.transcript import chunks
 
 SNIPPETS = ("streaming/usage_in_stream.py",)
 REQUEST = {"messages": [{"role": "user", "content": "Name three colours."}], "max_tokens": 30, "temperature": 0}
@@ -30,21 +31,17 @@ def collect(ctx) -> dict:
     return data
 
 
-def _payloads(raw):
-    return [json.loads(i["line"][6:]) for i in raw["lines"] if i["line"].startswith("data: {")]
-
-
 def decide_absent(d):
-    with_usage = [c for c in _payloads(d["raw_without"]) if c.get("usage")]
+    with_usage = [c for c in chunks(d["raw_without"]["lines"]) if c.get("usage")]
     return verdict_if(not with_usage and d["snippet_usage_without"] is None,
                       "no chunk carries usage without stream_options" if not with_usage
                       else f"{len(with_usage)} chunks carry usage without being asked")
 
 
 def decide_final_chunk(d):
-    chunks = _payloads(d["raw_with"])
-    last = chunks[-1]
-    with_usage = [c for c in chunks if c.get("usage")]
+    streamed = chunks(d["raw_with"]["lines"])
+    last = streamed[-1]
+    with_usage = [c for c in streamed if c.get("usage")]
     ok = (len(with_usage) == 1 and last.get("usage") and last.get("choices") == []
           and d["raw_with"]["lines"][-2]["line"] == "data: [DONE]")
     keys = sorted(k for k, v in (last.get("usage") or {}).items() if v is not None)
@@ -53,7 +50,7 @@ def decide_final_chunk(d):
 
 
 def decide_matches(d):
-    streamed = _payloads(d["raw_with"])[-1]["usage"]
+    streamed = chunks(d["raw_with"]["lines"])[-1]["usage"]
     plain = d["non_streaming_usage"]
     keys = ("prompt_tokens", "completion_tokens", "total_tokens")
     same = all(streamed[k] == plain[k] for k in keys)

@@ -7,6 +7,7 @@ import os
 
 from verify import render
 from verify.job import Claim, Job, verdict_if
+from verify.measure.transcript import chunks, payloads
 
 SNIPPETS = ("streaming/curl_chat_stream.sh", "streaming/curl_completions_stream.sh")
 TRIALS = 3
@@ -40,10 +41,6 @@ def collect(ctx) -> dict:
     return data
 
 
-def _payloads(lines):
-    return [item["line"][len("data: "):] for item in lines if item["line"].startswith("data: ")]
-
-
 def _median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2]
@@ -53,11 +50,11 @@ def decide_framing(d):
     problems = []
     for name in ("chat", "completions"):
         lines = [item["line"] for item in d[name]["lines"]]
-        payloads = _payloads(d[name]["lines"])
-        if not payloads or payloads[-1] != "[DONE]":
+        data = payloads(d[name]["lines"])
+        if not data or data[-1] != "[DONE]":
             problems.append(f"{name}: last event is not data: [DONE]")
-        for p in payloads[:-1]:
-            json.loads(p)
+        for p in data[:-1]:
+            json.loads(p)  # raises (and so decides inconclusive) if a payload is not JSON
         events = [line for line in lines if line]
         if any(not e.startswith("data: ") for e in events):
             problems.append(f"{name}: a non-data line appeared")
@@ -66,15 +63,15 @@ def decide_framing(d):
             if line.startswith("data: ") and (i + 1 >= len(lines) or lines[i + 1] != ""):
                 problems.append(f"{name}: event {i} is not followed by a blank line")
                 break
-    n = len(_payloads(d["chat"]["lines"]))
+    n = len(payloads(d["chat"]["lines"]))
     return verdict_if(not problems, "; ".join(problems) or
                       f"every event of both streams is one 'data: ' line of JSON and a blank line; "
                       f"both end with the literal data: [DONE] ({n} chat events)")
 
 
 def decide_text_fields(d):
-    chat = [json.loads(p) for p in _payloads(d["chat"]["lines"])[:-1]]
-    comp = [json.loads(p) for p in _payloads(d["completions"]["lines"])[:-1]]
+    chat = chunks(d["chat"]["lines"])
+    comp = chunks(d["completions"]["lines"])
     chat_ok = all("delta" in c["choices"][0] and "text" not in c["choices"][0] for c in chat if c["choices"])
     comp_ok = all("text" in c["choices"][0] and "delta" not in c["choices"][0] for c in comp if c["choices"])
     return verdict_if(chat_ok and comp_ok, f"chat chunks carry choices[0].delta ({'yes' if chat_ok else 'no'}); "

@@ -10,6 +10,7 @@ the proxy's access log line are kept too.
 from __future__ import annotations
 
 import re
+import ssl
 import threading
 import time
 
@@ -48,13 +49,14 @@ class _Sampler(threading.Thread):
 def abandon(ctx, client_kind: str, base_url: str, tls_ca: str | None) -> float:
     """Run the page's cancellation snippet for client_kind; returns when the client has let go."""
     body_extra = {"ignore_eos": True}  # keep generating to max_tokens unless cancelled
+    tls = ssl.create_default_context(cafile=tls_ca) if tls_ca else None
     if client_kind == "httpx":
         snippet = ctx.snippet("streaming/cancel_httpx.py")
         body = {**snippet.BODY, "max_tokens": MAX_TOKENS, **body_extra}
         return snippet.abandon_after(ABANDON_AFTER_S, base_url=base_url, body=body,
-                                     **({"verify": tls_ca} if tls_ca else {}))
+                                     **({"verify": tls} if tls else {}))
     snippet = ctx.snippet("streaming/cancel_openai.py")
-    http_client = httpx.Client(verify=tls_ca) if tls_ca else None
+    http_client = httpx.Client(verify=tls) if tls else None
     client = OpenAI(base_url=base_url, api_key="EMPTY", max_retries=0,
                     **({"http_client": http_client} if http_client else {}))
     try:
