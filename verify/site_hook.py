@@ -69,14 +69,17 @@ def _claim(page, claim_id: str, expect: str) -> str:
         rows.append(f'<div class="verify-evidence"><span class="verify-pill verify-{got["verdict"]}">'
                     f'{render.text(BADGE.get(got["verdict"], got["verdict"]))}</span> {render.text(got["because"])}'
                     f'<br><small>{_origin(rec, stale, prefix)}</small></div>')
+    agreement = (f'<div class="verify-agree"><small>This page states the claim as <em>{render.text(expect)}</em>; '
+                 f'the evidence agrees.</small></div>')
     mismatch = ""
     if main_verdict != expect:
+        agreement = ""
         mismatch = (f'<div class="verify-mismatch">This page states the claim as <em>{render.text(expect)}</em>; '
                     f'the evidence says <em>{render.text(main_verdict)}</em>. The prose is out of date.</div>')
     return (f'\n<div class="verify-claim verify-{main_verdict}" id="{claim.anchor}">'
             f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '
             f'<span class="verify-id">{render.text(claim_id)}</span> '
-            f'<strong>{render.text(claim.text)}</strong></div>{mismatch}{"".join(rows)}</div>\n')
+            f'<strong>{render.text(claim.text)}</strong></div>{mismatch}{"".join(rows)}{agreement}</div>\n')
 
 
 def _evidence(page, job_id: str, fragment: str) -> str:
