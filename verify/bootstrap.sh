@@ -36,10 +36,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# --- Python environment: reinstalled only when pyproject.toml changes
-extras="docs,client,server,notebook"
-[ "$mode" = test ] && extras="$extras,test"
-stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)-${extras//,/-}"
+# --- Python environment: one for both commands, reinstalled only when pyproject.toml changes
+extras="docs,client,server,notebook,test"
+stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || { step "creating $VENV"; "$PY" -m venv "$VENV"; }
   step "installing Python packages [$extras] (the vLLM CPU stack is ~3.5 GB; first time takes a few minutes)"
