@@ -186,3 +186,13 @@ def test_ci_matrix_comes_from_the_job_list():
     out = run_verify("list", "--json", "--ids-only")
     assert out.returncode == 0
     assert json.loads(out.stdout) == list(all_jobs())
+
+
+def test_a_shared_builder_is_an_input_only_of_the_jobs_built_from_it():
+    from verify.freeze import input_files
+    labels = {job_id: [label for label, _ in input_files(job)] for job_id, job in all_jobs().items()}
+    assert "jobs/_cancellation.py" in labels["cancel-direct"]
+    assert "jobs/_cancellation.py" in labels["cancel-nginx-tls"]
+    assert "jobs/_cancellation.py" not in labels["wire-format"]
+    assert "snippets/streaming/cancel_httpx.py" in labels["cancel-direct"]
+    assert "nginx/tls.conf" in labels["cancel-nginx-tls"]

@@ -9,6 +9,7 @@ the page alone, a change in any included file makes the record stale.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 from pathlib import Path
 
@@ -27,8 +28,9 @@ def input_files(job: Job) -> list[tuple[str, Path]]:
     job_file = Path(job.module_file)
     files = [("job", job_file)]
     files += [(f"measure/{p.name}", p) for p in sorted(MEASURE_DIR.glob("*.py"))]
-    # Shared job builders (verify/jobs/_*.py) that several jobs are made from.
-    files += [(f"jobs/{p.name}", p) for p in sorted(job_file.parent.glob("_*.py"))]
+    # A shared builder (verify/jobs/_*.py) that defines the job's collect or decide functions.
+    builders = {Path(inspect.getsourcefile(f)) for f in (job.collect, *(c.decide for c in job.claims))}
+    files += [(f"jobs/{p.name}", p) for p in sorted(builders - {job_file})]
     files += [(f"snippets/{s}", SNIPPETS / s) for s in job.snippets]
     files += [(f"nginx/{SETUPS[p][0]}", NGINX_DIR / SETUPS[p][0]) for p in job.proxies]
     return files

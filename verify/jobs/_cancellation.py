@@ -70,7 +70,7 @@ def cancellation_job(job_id: str, label: str, proxy_setup: str | None) -> Job:
     return Job(
         id=job_id,
         title=f"Cancellation: {label}",
-        question=f"{label}: when a client abandons a long generation after {2} s, how long until the engine stops?",
+        question=f"{label}: when a client abandons a long generation after 2 s, how long until the engine stops?",
         pages=PAGES if proxy_setup is None else ("streaming.md",),
         snippets=SNIPPETS,
         proxies=(proxy_setup,) if proxy_setup else (),
