@@ -196,3 +196,15 @@ def test_a_shared_builder_is_an_input_only_of_the_jobs_built_from_it():
     assert "jobs/_cancellation.py" not in labels["wire-format"]
     assert "snippets/streaming/cancel_httpx.py" in labels["cancel-direct"]
     assert "nginx/tls.conf" in labels["cancel-nginx-tls"]
+
+
+def test_a_malformed_stream_makes_a_claim_inconclusive_not_a_crash():
+    """A real captured transcript (the committed wire-format record), with one event cut in half."""
+    record = evidence.load("wire-format", "cpu")
+    data = json.loads(json.dumps(record["data"]))
+    lines = data["chat"]["lines"]
+    first_data = next(i for i, item in enumerate(lines) if item["line"].startswith("data: {"))
+    lines[first_data]["line"] = lines[first_data]["line"][:40]
+    verdicts = all_jobs()["wire-format"].decide(data)
+    framing = verdicts["wire-format.sse-framing"]
+    assert framing["verdict"] == "inconclusive" and "cannot decide" in framing["because"]

@@ -8,6 +8,7 @@ in screenshots/ (uploaded as CI artifacts).
 from __future__ import annotations
 
 import functools
+import shutil
 import http.server
 import os
 import re
@@ -197,3 +198,25 @@ def test_search_finds_the_article(page, served):
 def test_notebook_page_renders(page, served):
     _visit(page, served, "/getting-started/", "notebook.png")
     assert "server version:" in page.content()
+
+
+@pytest.mark.parametrize("breakage", [
+    ("[gone](no-such-page.md)", "no-such-page.md"),
+    ("[gone](streaming.md#no-such-anchor)", "no-such-anchor"),
+    ('```python\n--8<-- "streaming/no_such_snippet.py"\n```', "no_such_snippet.py"),
+], ids=["link", "anchor", "snippet"])
+def test_strict_build_fails_on_a_broken_link_anchor_or_snippet(tmp_path, breakage):
+    text, named = breakage
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    (docs / "lifecycle.md").write_text((docs / "lifecycle.md").read_text() + "\n\n" + text + "\n")
+    config = (ROOT / "mkdocs.yml").read_text()
+    config = config.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
+        "  - verify/site_hook.py", f"  - {ROOT / 'verify' / 'site_hook.py'}").replace(
+        "base_path: [snippets]", f"base_path: [{ROOT / 'snippets'}]")
+    (tmp_path / "mkdocs.yml").write_text(config)
+    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),
+                        "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=300,
+                       env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, cwd=tmp_path)
+    assert r.returncode != 0
+    assert named in r.stderr + r.stdout
