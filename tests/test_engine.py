@@ -208,3 +208,11 @@ def test_a_malformed_stream_makes_a_claim_inconclusive_not_a_crash():
     verdicts = all_jobs()["wire-format"].decide(data)
     framing = verdicts["wire-format.sse-framing"]
     assert framing["verdict"] == "inconclusive" and "cannot decide" in framing["because"]
+
+
+def test_generated_pages_are_reproduced_exactly_from_the_evidence(tmp_path, monkeypatch):
+    from verify.runner import regenerate_pages
+    monkeypatch.setattr("verify.paths.DOCS", tmp_path)
+    written = regenerate_pages()
+    assert [p.name for p in written] == ["getting-started.ipynb"]
+    assert (tmp_path / "getting-started.ipynb").read_text() == (DOCS / "getting-started.ipynb").read_text()

@@ -4,6 +4,7 @@
     verify run [IDS...] [--all]     run jobs whose inputs changed (or all) against a live server
     verify check                    fail where a page and its evidence disagree
     verify status                   every claim's verdict, age and freshness
+    verify pages                    rewrite generated pages from the evidence (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
 """
@@ -68,6 +69,14 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_pages(args) -> int:
+    from verify.runner import regenerate_pages
+    written = regenerate_pages()
+    print(f"verify pages: {len(written)} generated page(s) rewritten from evidence" +
+          "".join(f"\n  {p}" for p in written))
+    return 0
+
+
 def cmd_serve(args) -> int:
     from verify.server import managed_server
     with managed_server(get_profile(args.profile), port=args.port, progress=_progress) as server:
@@ -109,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--evidence-dir", type=Path, help="where records are read (default: docs/evidence)")
     s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence")
+    s.set_defaults(func=cmd_pages)
 
     s = sub.add_parser("serve", help="run the profile's server until Ctrl-C")
     s.add_argument("--profile", **prof)

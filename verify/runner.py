@@ -99,11 +99,32 @@ def build_record(job: Job, profile: Profile, data: dict, sfacts: dict, mfacts: d
 
 
 def write_artifacts(job: Job, record: dict, root: Path | None = None) -> None:
-    from verify.paths import DOCS
-    from verify.profiles import DEFAULT_PROFILE
     for name, render in job.artifacts.items():
         evidence.write_atomic(evidence.artifact_path(job.id, record["profile"], name, root), render(record))
     # Generated pages show the default profile, and only when writing the site's own evidence.
-    if record["profile"] == DEFAULT_PROFILE and root is None:
-        for rel, render in job.page_files.items():
-            evidence.write_atomic(DOCS / rel, render(record))
+    if root is None:
+        write_pages(job, record)
+
+
+def write_pages(job: Job, record: dict) -> list[Path]:
+    """Write the pages a job generates (for example the executed notebook) from its record."""
+    from verify.paths import DOCS
+    from verify.profiles import DEFAULT_PROFILE
+    if record["profile"] != DEFAULT_PROFILE:
+        return []
+    written = []
+    for rel, render in job.page_files.items():
+        if evidence.write_atomic(DOCS / rel, render(record)):
+            written.append(DOCS / rel)
+    return written
+
+
+def regenerate_pages() -> list[Path]:
+    """Rewrite every generated page from the committed records (no server needed)."""
+    from verify.profiles import DEFAULT_PROFILE
+    written = []
+    for job in all_jobs().values():
+        record = evidence.load(job.id, DEFAULT_PROFILE) if job.page_files else None
+        if record:
+            written += write_pages(job, record)
+    return written
