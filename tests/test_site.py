@@ -220,3 +220,12 @@ def test_strict_build_fails_on_a_broken_link_anchor_or_snippet(tmp_path, breakag
                        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, cwd=tmp_path)
     assert r.returncode != 0
     assert named in r.stderr + r.stdout
+
+
+def test_status_page_links_land_on_their_claims(site):
+    html = (site / "status" / "index.html").read_text()
+    links = re.findall(r'href="\.\./([^"#]*)#(claim-[^"]+)"', html)
+    assert len(links) >= len(all_claims())
+    for page, anchor in links:
+        target = site / page / "index.html"
+        assert f'id="{anchor}"' in target.read_text(), f"{page}#{anchor}"

@@ -127,6 +127,17 @@ def _page_summary(page, markdown: str) -> str:
             f'{" ".join(parts)}{render.text(when)} · <a href="{_prefix(page)}status/">all claims</a></div>\n')
 
 
+def _page_url(src: str) -> str:
+    """Site URL (relative to the root) of a docs/ page, with directory URLs."""
+    stem = src.removesuffix(".md")
+    return "" if stem == "index" else f"{stem}/"
+
+
+def _page_name(src: str) -> str:
+    stem = src.removesuffix(".md")
+    return "home" if stem == "index" else stem
+
+
 def _status_table(page) -> str:
     from verify.status import status_rows
     prefix = _prefix(page)
@@ -141,7 +152,7 @@ def _status_table(page) -> str:
             stale = ' <span class="verify-pill verify-stale">stale</span>' if s["stale"] else ""
             cells.append(f'<td><a href="{prefix}{s["evidence"]}"><span class="verify-pill verify-{s["verdict"]}">'
                          f'{s["verdict"]}</span></a>{stale}<br><small>{render.text((s["date"] or "")[:10])}</small></td>')
-        page_links = " ".join(f'<a href="{prefix}{p.removesuffix(".md")}/#{r["anchor"]}">{render.text(p.removesuffix(".md"))}</a>'
+        page_links = " ".join(f'<a href="{prefix}{_page_url(p)}#{r["anchor"]}">{render.text(_page_name(p))}</a>'
                               for p in r["pages"])
         rows.append(f'<tr id="status-{r["claim"].replace(".", "--")}"><td><code>{render.text(r["claim"])}</code><br>'
                     f'<small>{render.text(r["text"])}</small></td>{"".join(cells)}<td>{page_links}</td></tr>')
