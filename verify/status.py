@@ -10,6 +10,10 @@ from verify.registry import all_jobs
 
 
 def status_rows(evidence_root: Path | None = None) -> list[dict]:
+    from verify.pages import page_claims
+    stated_on: dict[str, list[str]] = {}
+    for pc in page_claims():
+        stated_on.setdefault(pc.claim_id, []).append(pc.page)
     rows = []
     for job in all_jobs().values():
         records = {p: evidence.load(job.id, p, evidence_root) for p in job.profiles if p in PROFILES}
@@ -27,5 +31,5 @@ def status_rows(evidence_root: Path | None = None) -> list[dict]:
                                      "server_version": rec["provenance"]["server"].get("version"),
                                      "evidence": f"evidence/{job.id}/{prof}.json"}
             rows.append({"job": job.id, "claim": claim.id, "text": claim.text, "anchor": claim.anchor,
-                         "pages": list(job.pages), "profiles": per_profile})
+                         "pages": sorted(set(stated_on.get(claim.id, []))), "profiles": per_profile})
     return rows
