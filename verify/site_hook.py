@@ -41,7 +41,8 @@ def _origin(rec: dict, stale: bool, prefix: str) -> str:
     age = (date.today() - date.fromisoformat(p["date"][:10])).days
     bits = [f"{rec['profile']} profile", f"vLLM {server.get('version')}", server["profile"]["model"].split(" (")[0],
             p["hardware"].get("cpu") or "", f"{p['date'][:10]} ({age} days ago)" if age else p["date"][:10],
-            f"commit {(p['git'].get('commit') or 'unknown')[:10]}"]
+            f"commit {(p['git'].get('commit') or 'unknown')[:10]}"
+            + (" with uncommitted changes" if p["git"].get("uncommitted_changes") else "")]
     link = f'<a href="{prefix}evidence/{rec["job"]}/{rec["profile"]}.json">raw record</a>'
     stale_note = ' · <strong class="verify-stale">STALE: inputs changed since this was recorded</strong>' if stale else ""
     return " · ".join(render.text(b) for b in bits if b) + " · " + link + stale_note
