@@ -54,8 +54,8 @@ def no_leftover_processes():
 @pytest.fixture(scope="session")
 def live_server(request):
     """A healthy vLLM server (embedded CPU profile) shared by every live test."""
-    from verify.profiles import get_profile
-    from verify.server import server_for
+    from verify.live.profiles import get_profile
+    from verify.live.server import server_for
     cm = server_for(get_profile("cpu"), request.config.getoption("--server-url"),
                     progress=lambda m: print(m, file=sys.stderr, flush=True))
     server = cm.__enter__()

@@ -14,7 +14,7 @@ import pytest
 
 from tests.conftest import ROOT, VERIFY, our_processes, run_verify
 from verify.errors import VerifyError
-from verify.profiles import get_profile
+from verify.live.profiles import get_profile
 
 
 def _one_line_error(out: subprocess.CompletedProcess) -> str:
@@ -63,7 +63,7 @@ def test_server_url_that_is_down_is_one_line_error():
 
 
 def test_server_crashing_during_startup_reports_log_tail():
-    from verify.server import managed_server
+    from verify.live.server import managed_server
     with pytest.raises(VerifyError) as err:
         with managed_server(get_profile("cpu"), extra_flags=("--no-such-vllm-flag",), progress=lambda m: None):
             pass
@@ -117,7 +117,7 @@ def test_nginx_missing_is_one_line_error(live_server, tmp_path):
 @pytest.mark.live
 @pytest.mark.parametrize("setup", ["nginx-default", "nginx-tls", "nginx-streaming"])
 def test_each_proxy_setup_serves_the_live_server_and_stops(setup, live_server):
-    from verify.proxy import managed_proxy
+    from verify.live.proxy import managed_proxy
     with managed_proxy(setup, live_server.port) as proxy:
         verify = ssl.create_default_context(cafile=str(proxy.ca_file)) if proxy.ca_file else True
         r = httpx.get(proxy.url + "/v1/models", verify=verify, timeout=10)
@@ -128,7 +128,7 @@ def test_each_proxy_setup_serves_the_live_server_and_stops(setup, live_server):
 
 
 def test_proxy_port_in_use_is_an_error(tmp_path):
-    from verify.proxy import managed_proxy
+    from verify.live.proxy import managed_proxy
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         s.listen()
@@ -138,7 +138,7 @@ def test_proxy_port_in_use_is_an_error(tmp_path):
 
 
 def _free_port() -> int:
-    from verify.processes import free_port
+    from verify.live.processes import free_port
     return free_port()
 
 

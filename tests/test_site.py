@@ -212,7 +212,7 @@ def test_strict_build_fails_on_a_broken_link_anchor_or_snippet(tmp_path, breakag
     (docs / "lifecycle.md").write_text((docs / "lifecycle.md").read_text() + "\n\n" + text + "\n")
     config = (ROOT / "mkdocs.yml").read_text()
     config = config.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
-        "  - verify/site_hook.py", f"  - {ROOT / 'verify' / 'site_hook.py'}").replace(
+        "  - verify/site/hook.py", f"  - {ROOT / 'verify' / 'site_hook.py'}").replace(
         "base_path: [snippets]", f"base_path: [{ROOT / 'snippets'}]")
     (tmp_path / "mkdocs.yml").write_text(config)
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),

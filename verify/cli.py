@@ -3,7 +3,7 @@
     verify list [--json]            every job and its claims
     verify run [IDS...] [--all]     run jobs whose inputs changed (or all) against a live server
     verify check                    fail where a page and its evidence disagree
-    verify status                   every claim's verdict, age and freshness
+    verify status                   every claim's verdict, age, and the inputs that made it stale
     verify pages                    rewrite generated pages from the evidence (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from verify.errors import VerifyError
-from verify.profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from verify.live.profiles import DEFAULT_PROFILE, PROFILES, get_profile
 
 
 def _progress(msg: str) -> None:
@@ -29,12 +29,13 @@ def cmd_list(args) -> int:
     from verify.registry import all_jobs
     jobs = all_jobs()
     if args.json:
-        rows = [{"id": j.id, "title": j.title, "profiles": list(j.profiles), "pages": list(j.pages),
+        rows = [{"id": j.id, "title": j.title, "article": j.article, "runs_on": j.runs_on,
+                 "profiles": list(j.profiles), "pages": list(j.pages),
                  "claims": [c.id for c in j.claims]} for j in jobs.values()]
         print(json.dumps(rows if not args.ids_only else [j.id for j in jobs.values()]))
         return 0
     for j in jobs.values():
-        print(f"{j.id:<26} {j.title}")
+        print(f"{j.id:<26} {j.title}  [{j.article}; {j.runs_on}]")
         for c in j.claims:
             print(f"    {c.id}")
     return 0
@@ -47,7 +48,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_check(args) -> int:
-    from verify.check import problems
+    from verify.site.check import problems
     found = problems(get_profile(args.profile), evidence_root=args.evidence_dir)
     for p in found:
         print(f"verify check: {p}", file=sys.stderr)
@@ -58,14 +59,16 @@ def cmd_check(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from verify.status import status_rows
+    from verify.site.status import status_rows
     rows = status_rows(args.evidence_dir)
     if args.json:
         print(json.dumps(rows, indent=1))
         return 0
     for r in rows:
         for prof, s in r["profiles"].items():
-            print(f"{r['claim']:<42} {prof:<4} {s['verdict']:<13} {'STALE' if s['stale'] else 'fresh':<6} {s.get('date') or ''}")
+            changed = f"  changed: {', '.join(s['changed'])}" if s["stale"] else ""
+            print(f"{r['claim']:<42} {prof:<4} {s['verdict']:<13} {'STALE' if s['stale'] else 'fresh':<6} "
+                  f"{(s.get('date') or '')[:19]}{changed}")
     return 0
 
 
@@ -78,7 +81,7 @@ def cmd_pages(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from verify.server import managed_server
+    from verify.live.server import managed_server
     with managed_server(get_profile(args.profile), port=args.port, progress=_progress) as server:
         print(f"serving {server.api} (model name: chat); Ctrl-C to stop", flush=True)
         while True:
@@ -86,7 +89,7 @@ def cmd_serve(args) -> int:
 
 
 def cmd_bench(args) -> int:
-    from verify.bench import bench
+    from verify.live.bench import bench
     return bench(get_profile(args.profile), progress=_progress)
 
 
@@ -134,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from verify.processes import unwind_on_signals
+    from verify.live.processes import unwind_on_signals
     unwind_on_signals()
     args = build_parser().parse_args(argv)
     try:

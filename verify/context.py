@@ -1,49 +1,150 @@
-"""What a job gets to work with during a run: the live server, proxies, snippets."""
+"""What a job gets to work with during a run, and the record of what it used.
+
+Every file a job uses from snippets/ (a Python snippet, a shell script, a
+notebook, an nginx config behind a proxy) goes through its context, which
+records it, with its hash, as an input of the job's record. While a job
+collects, an audit hook watches every file the process opens: a file under
+snippets/ opened without going through the context fails the job, so a record
+can never leave out an input it really used.
+"""
 
 from __future__ import annotations
 
 import contextlib
 import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import ModuleType
 
 from verify.errors import VerifyError
-from verify.paths import SNIPPETS
-from verify.proxy import Proxy, managed_proxy
+from verify.evidence.inputs import file_hash, label_of
+from verify.paths import ROOT, SNIPPETS
+
+_SNIPPETS_PREFIX = str(SNIPPETS) + os.sep
+_active: "InputTracker | None" = None
+_hook_installed = False
+
+
+class InputTracker:
+    """Files a job declared through its context, and files it opened without declaring them."""
+
+    def __init__(self) -> None:
+        self.declared: dict[str, str] = {}  # label -> sha256 when first used
+        self.undeclared: list[str] = []
+
+    def declare(self, path: Path) -> Path:
+        path = path.resolve()
+        label = label_of(path)
+        if label not in self.declared:
+            self.declared[label] = "being read"  # hashing opens the file: it is declared by then
+            self.declared[label] = file_hash(path)
+        return path
+
+    def saw_open(self, raw_path: str) -> None:
+        path = os.path.abspath(raw_path)
+        if not path.startswith(_SNIPPETS_PREFIX):
+            return
+        p = Path(path)
+        if p.parent.name == "__pycache__":  # a snippet's cached bytecode stands for its source
+            p = p.parent.parent / (p.name.split(".")[0] + ".py")
+        label = label_of(p)
+        if label not in self.declared and label not in self.undeclared:
+            self.undeclared.append(label)
+
+    def check(self, job_id: str) -> None:
+        if self.undeclared:
+            raise VerifyError(f"job {job_id} opened {', '.join(self.undeclared)} without going through its context "
+                              "(use ctx.snippet, ctx.snippet_path or ctx.proxy), so its record would leave out "
+                              "an input it used")
+
+
+def _audit(event: str, args: tuple) -> None:
+    if event == "open" and _active is not None and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        _active.saw_open(os.fsdecode(args[0]))
+
+
+@contextlib.contextmanager
+def tracking(tracker: InputTracker):
+    """Watch the files opened while a job collects (every thread of this process)."""
+    global _active, _hook_installed
+    if not _hook_installed:
+        sys.addaudithook(_audit)  # audit hooks cannot be removed; it does nothing when no job runs
+        _hook_installed = True
+    _active = tracker
+    try:
+        yield tracker
+    finally:
+        _active = None
 
 
 @dataclass
-class RunContext:
-    server: object  # verify.server.Server
+class BaseContext:
+    """What every kind of job can use: the snippets, declared as inputs."""
     progress: callable = print
+    inputs: InputTracker = field(default_factory=InputTracker)
+
+    def snippet_path(self, relative: str) -> Path:
+        """The path of a file under snippets/ (a script, a notebook), declared as an input."""
+        path = SNIPPETS / relative
+        if not path.is_file():
+            raise VerifyError(f"snippet {relative} does not exist")
+        return self.inputs.declare(path)
+
+    def snippet(self, relative: str) -> ModuleType:
+        """Import a Python snippet file by its path under snippets/, exactly as the page shows it."""
+        path = self.snippet_path(relative)
+        name = "snippet_" + relative.replace("/", "_").replace("-", "_").removesuffix(".py")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+
+
+@dataclass
+class RunContext(BaseContext):
+    """A job that talks to an HTTP server (started with the job's variant)."""
+    server: object = None  # verify.live.server.Server
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _proxies: dict = field(default_factory=dict)
-    proxies_used: set = field(default_factory=set)
+    proxies_used: dict = field(default_factory=dict)  # setup -> config file label
 
     @property
     def base_url(self) -> str:
         """The OpenAI-compatible base URL of the server, ending in /v1."""
         return self.server.api
 
-    def proxy(self, setup: str) -> Proxy:
-        """An nginx of the given set-up in front of the server, started once per run."""
+    def _declare_proxy(self, setup: str) -> None:
+        from verify.live.proxy import NGINX_DIR, SETUPS
+        if setup not in SETUPS:
+            raise VerifyError(f"unknown proxy set-up {setup!r} (known: {', '.join(SETUPS)})")
+        conf = self.inputs.declare(NGINX_DIR / SETUPS[setup][0])
+        # How the snippet is wrapped into a runnable nginx config is an input too.
+        self.inputs.declare(ROOT / "verify" / "live" / "proxy.py")
+        self.proxies_used[setup] = label_of(conf)
+
+    def proxy(self, setup: str):
+        """An nginx of the given set-up in front of the server, shared by the jobs of a run."""
+        from verify.live.proxy import managed_proxy
+        self._declare_proxy(setup)
         if setup not in self._proxies:
             self._proxies[setup] = self._stack.enter_context(managed_proxy(setup, self.server.port))
-        self.proxies_used.add(setup)
         return self._proxies[setup]
 
-    def snippet(self, relative: str) -> ModuleType:
-        """Import a Python snippet file by its path under snippets/, exactly as the page shows it."""
-        path = SNIPPETS / relative
-        if not path.is_file():
-            raise VerifyError(f"snippet {relative} does not exist")
-        name = "snippet_" + relative.replace("/", "_").removesuffix(".py")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module
-        spec.loader.exec_module(module)
-        return module
+    @contextlib.contextmanager
+    def private_proxy(self, setup: str):
+        """An nginx of the job's own, for experiments that stop it mid-stream."""
+        from verify.live.proxy import managed_proxy
+        self._declare_proxy(setup)
+        with managed_proxy(setup, self.server.port) as proxy:
+            yield proxy
+
+    def for_next_job(self) -> None:
+        """Shared proxies stay up; what the job used is tracked afresh."""
+        self.inputs = InputTracker()
+        self.proxies_used = {}
 
     def close(self) -> None:
         self._stack.close()

@@ -1,10 +1,12 @@
 """What a verification job is.
 
 A job has one stable identifier. The same identifier names its module
-(verify/jobs/<id with underscores>.py), its evidence files
+(verify/jobs/<article>/<id with underscores>.py), its evidence files
 (docs/evidence/<id>/<profile>.json), its CI job and its row on the status page.
-A job collects data from a live server; each of its claims turns that recorded
-data into a verdict. Verdicts are computed from the data, never written in.
+A job collects data from a live engine; each of its claims turns that recorded
+data into a verdict. Verdicts are computed from the data, never written in, and
+a failed capture anywhere in the data makes every claim of the job
+inconclusive before any rule runs (verify/captures.py).
 
 Job modules import only the standard library at module level, so the site
 build can read them (to render fragments and detect staleness) without the
@@ -16,10 +18,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from verify.captures import failed_captures
+
 CONFIRMED = "confirmed"
 REFUTED = "refuted"
 INCONCLUSIVE = "inconclusive"
 VERDICTS = (CONFIRMED, REFUTED, INCONCLUSIVE)
+
+# Where a job runs: against an HTTP server started with its variant, or in-process
+# with vllm.LLM (the offline engine), in a child process of its own.
+SERVER = "server"
+OFFLINE = "offline"
 
 
 @dataclass(frozen=True)
@@ -63,11 +72,10 @@ class Job:
     pages: tuple[str, ...]
     collect: Callable[[Any], dict]
     claims: tuple[Claim, ...]
-    # Snippet files (relative to snippets/) the job runs: part of its input hash.
-    snippets: tuple[str, ...] = ()
-    # Proxy set-ups (keys of verify.proxy.SETUPS) the job needs.
-    proxies: tuple[str, ...] = ()
     profiles: tuple[str, ...] = ("cpu", "t4")
+    engine: str = SERVER
+    # The server variant (verify.live.profiles.VARIANTS) the job needs; server jobs only.
+    variant: str = "default"
     # Named renderers: record -> Markdown/HTML shown in pages via {{ evidence(job, name) }}.
     fragments: dict[str, Callable[[dict], str]] = field(default_factory=dict)
     # Files the job writes next to its record (for example a figure): name -> renderer(record) -> text.
@@ -76,6 +84,17 @@ class Job:
     page_files: dict[str, Callable[[dict], str]] = field(default_factory=dict)
     module_file: str = ""
 
+    @property
+    def article(self) -> str:
+        """The article folder the job lives in (verify/jobs/<article>/)."""
+        from pathlib import Path
+        return Path(self.module_file).parent.name
+
+    @property
+    def runs_on(self) -> str:
+        """What the job needs started: 'offline engine' or 'server, variant X'."""
+        return "offline engine" if self.engine == OFFLINE else f"server, variant {self.variant}"
+
     def claim(self, claim_id: str) -> Claim:
         for c in self.claims:
             if c.id == claim_id:
@@ -83,11 +102,16 @@ class Job:
         raise KeyError(claim_id)
 
     def decide(self, data: dict) -> dict[str, dict]:
+        failures = failed_captures(data)
+        if failures:
+            because = "a capture failed, so nothing can be concluded: " + "; ".join(failures[:3]) + \
+                      (f" (and {len(failures) - 3} more)" if len(failures) > 3 else "")
+            return {c.id: Verdict(INCONCLUSIVE, because).as_record() for c in self.claims}
         out = {}
         for c in self.claims:
             try:
                 out[c.id] = c.decide(data).as_record()
-            except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError) as e:
+            except (KeyError, IndexError, TypeError, ValueError, ZeroDivisionError, StopIteration) as e:
                 # Data that cannot settle a claim is a finding, not a crash.
                 out[c.id] = Verdict(INCONCLUSIVE, f"the recorded data cannot decide this ({type(e).__name__}: {e})").as_record()
         return out

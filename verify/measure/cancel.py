@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import ssl
-import threading
 import time
 
 import httpx
@@ -23,27 +22,6 @@ ABANDON_AFTER_S = 2.0
 MAX_TOKENS = 600
 # Longest the engine can take to finish the request on its own; past this, give up watching.
 WATCH_LIMIT_S = 90.0
-
-
-class _Sampler(threading.Thread):
-    def __init__(self, server_url: str, interval_s: float = 0.05):
-        super().__init__(daemon=True)
-        self.server_url, self.interval_s = server_url, interval_s
-        self.samples: list[dict] = []
-        self.t0 = time.perf_counter()
-        self._halt = threading.Event()
-
-    def run(self):
-        with httpx.Client() as c:
-            while not self._halt.is_set():
-                m = metrics.read(self.server_url, c)
-                self.samples.append({"t": round(time.perf_counter() - self.t0, 3),
-                                     **{k.removeprefix("vllm:"): v for k, v in m.items()}})
-                time.sleep(self.interval_s)
-
-    def stop(self):
-        self._halt.set()
-        self.join(timeout=5)
 
 
 def abandon(ctx, client_kind: str, base_url: str, tls_ca: str | None) -> float:
@@ -73,7 +51,7 @@ def trial(ctx, client_kind: str, proxy_setup: str | None) -> dict:
     before = metrics.read(server.url)
     log_mark = server.log_size()
     access_mark = len(proxy.access_log()) if proxy else 0
-    sampler = _Sampler(server.url)
+    sampler = metrics.Sampler(server.url)
     sampler.start()
     t_gone = abandon(ctx, client_kind, base_url, str(proxy.ca_file) if proxy and proxy.ca_file else None)
     gone_at = round(t_gone - sampler.t0, 3)
@@ -90,12 +68,15 @@ def trial(ctx, client_kind: str, proxy_setup: str | None) -> dict:
     log = server.log_since(log_mark)
     at_gone = max((s for s in sampler.samples if s["t"] <= gone_at), key=lambda s: s["t"], default={})
     time.sleep(0.2)  # nginx writes its access log line when it closes the request
+    generated = after["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"]
     return {
+        # A trial whose stream never got going (no token generated) is a failed capture.
+        "capture": "cancel-trial", "events": int(generated), "error": None,
         "client": client_kind, "path": proxy_setup or "direct",
         "client_gone_at_s": gone_at,
         "engine_stopped_at_s": stopped,
         "stop_after_disconnect_s": round(stopped - gone_at, 3) if stopped is not None else None,
-        "generated_tokens": after["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"],
+        "generated_tokens": generated,
         "max_tokens": MAX_TOKENS,
         "running_at_disconnect": at_gone.get("num_requests_running"),
         "kv_cache_usage_at_disconnect": at_gone.get("kv_cache_usage_perc"),

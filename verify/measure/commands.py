@@ -54,11 +54,5 @@ def timed_output(argv: list[str], env: dict[str, str], terminal: bool, timeout_s
             lines.append({"t": t, "line": line.decode("utf-8", "replace").rstrip("\r")})
     if buf:
         lines.append({"t": reads[-1][0], "line": buf.decode("utf-8", "replace")})
-    return {"exit_code": proc.returncode, "reads": len(reads), "lines": lines,
+    return {"capture": "command", "exit_code": proc.returncode, "reads": len(reads), "lines": lines,
             "mode": "terminal" if terminal else "pipe"}
-
-
-def arrival_spread(lines: list[dict]) -> float:
-    """Seconds between the first and the last data: line."""
-    times = [item["t"] for item in lines if item["line"].startswith("data: ")]
-    return round(times[-1] - times[0], 4) if times else 0.0

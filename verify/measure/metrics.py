@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
 WATCHED = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
-           "vllm:generation_tokens_total", "vllm:prompt_tokens_total", "vllm:request_success_total")
+           "vllm:generation_tokens_total", "vllm:prompt_tokens_total", "vllm:request_success_total",
+           "vllm:request_queue_time_seconds_sum", "vllm:request_queue_time_seconds_count")
 
 
 def read(server_url: str, client: httpx.Client | None = None) -> dict[str, float]:
@@ -42,3 +44,26 @@ def wait_idle(server_url: str, timeout_s: float = 120.0) -> None:
     """Block until the engine has no running or waiting request (so trials do not overlap)."""
     watch_until(server_url, lambda m: m["vllm:num_requests_running"] == 0 and m["vllm:num_requests_waiting"] == 0,
                 timeout_s)
+
+
+class Sampler(threading.Thread):
+    """Read the watched metrics every interval_s in the background; each sample keeps its time."""
+
+    def __init__(self, server_url: str, interval_s: float = 0.05):
+        super().__init__(daemon=True)
+        self.server_url, self.interval_s = server_url, interval_s
+        self.samples: list[dict] = []
+        self.t0 = time.perf_counter()
+        self._halt = threading.Event()
+
+    def run(self):
+        with httpx.Client() as c:
+            while not self._halt.is_set():
+                m = read(self.server_url, c)
+                self.samples.append({"t": round(time.perf_counter() - self.t0, 3),
+                                     **{k.removeprefix("vllm:"): v for k, v in m.items()}})
+                time.sleep(self.interval_s)
+
+    def stop(self):
+        self._halt.set()
+        self.join(timeout=5)

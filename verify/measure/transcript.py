@@ -28,3 +28,9 @@ def chunk_text(chunk: dict) -> str | None:
 def streamed_text(lines: list[dict]) -> str:
     """The text of a recorded stream, put together the right way: by concatenating strings."""
     return "".join(chunk_text(c) or "" for c in chunks(lines))
+
+
+def arrival_spread(lines: list[dict]) -> float | None:
+    """Seconds between the first and the last data: line; None when there is none."""
+    times = [item["t"] for item in lines if item["line"].startswith(DATA)]
+    return round(times[-1] - times[0], 4) if times else None

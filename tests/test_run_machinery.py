@@ -1,0 +1,205 @@
+"""The runner's guarantees, without a vLLM server: one start per variant, inputs only through the
+context, and no verdict from a failed capture.
+
+Where recorded data is needed it is the committed evidence, captured from a real vLLM server by
+`verify run`; the failure cases are made by breaking those real captures, never by inventing
+server output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+
+import pytest
+
+from verify.captures import TAG, failed_captures, has_captures, iter_captures
+from verify.context import RunContext
+from verify.errors import VerifyError
+from verify.evidence import inputs as input_hashes
+from verify.evidence import store
+from verify.job import OFFLINE, Claim, Job, verdict_if
+from verify.live.profiles import PROFILES, VARIANTS, get_profile
+from verify.paths import SNIPPETS
+from verify.registry import all_jobs
+from verify import runner
+
+CPU = get_profile("cpu")
+
+
+def _fake_job(job_id: str, collect, variant: str = "default", engine: str = "server") -> Job:
+    job = Job(id=job_id, title=job_id, question="?", pages=("streaming.md",), collect=collect,
+              claims=(Claim(f"{job_id}.ok", "ok", lambda d: verdict_if(True, "ok")),), variant=variant, engine=engine)
+    object.__setattr__(job, "module_file", __file__)
+    return job
+
+
+def _one_capture(ctx):
+    return {"c": {TAG: "sse", "status": 200, "error": None, "lines": [{"t": 0.0, "line": "data: {}"}]}}
+
+
+class _FakeServer:
+    def __init__(self, variant):
+        self.variant, self.start_seconds, self.url, self.argv, self.managed = variant, 1.0, "http://127.0.0.1:9", [], True
+        self.port = 9
+
+    def alive(self):
+        return True
+
+
+def test_a_run_starts_each_variant_once_whatever_the_job_order(tmp_path, monkeypatch):
+    jobs = [_fake_job("a-default", _one_capture), _fake_job("b-queue", _one_capture, "max-num-seqs-1"),
+            _fake_job("c-default", _one_capture), _fake_job("d-queue", _one_capture, "max-num-seqs-1"),
+            _fake_job("e-nolog", _one_capture, "no-request-log")]
+    starts = []
+
+    @contextlib.contextmanager
+    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
+        starts.append(variant)
+        yield _FakeServer(variant)
+
+    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: jobs)
+    monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
+    monkeypatch.setattr(runner, "server_facts", lambda server: {"variant": server.variant})
+    printed = []
+    assert runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append) == 0
+    assert starts == ["default", "max-num-seqs-1", "no-request-log"]
+    summary = "\n".join(printed)
+    assert "engine starts:" in summary and "server variant max-num-seqs-1" in summary
+    for job in jobs:
+        rec = store.load(job.id, "cpu", tmp_path)
+        assert rec["provenance"]["engine"]["variant"] == job.variant
+        assert rec["provenance"]["engine"]["command"] == CPU.command(job.variant)
+
+
+def test_the_variant_command_is_in_provenance_and_in_the_hash():
+    queue = all_jobs()["max-num-seqs-queue"]
+    assert queue.variant == "max-num-seqs-1"
+    command = CPU.command("max-num-seqs-1")
+    assert command[-2:] == ["--max-num-seqs", "1"] and "--enable-log-requests" in command
+    assert "--enable-log-requests" not in CPU.command("no-request-log")
+    default_twin = _fake_job("max-num-seqs-queue", queue.collect)
+    object.__setattr__(default_twin, "module_file", queue.module_file)
+    label = "server command (cpu, variant max-num-seqs-1)"
+    assert label in input_hashes.static_inputs(queue, CPU)
+    assert input_hashes.static_inputs(queue, CPU)[label] != \
+        input_hashes.static_inputs(default_twin, CPU)["server command (cpu, variant default)"]
+    record = store.load("max-num-seqs-queue", "cpu")
+    assert record["provenance"]["engine"]["command"] == command
+    assert "--max-num-seqs" in record["provenance"]["server"]["command"]
+
+
+def test_every_variant_exists_for_every_profile():
+    for profile in PROFILES.values():
+        for name in VARIANTS:
+            argv = profile.command(name)
+            assert argv[:2] == ["-m", "vllm.entrypoints.openai.api_server"] or argv[0] == "-m"
+
+
+def test_offline_jobs_are_grouped_apart_from_server_starts():
+    jobs = [_fake_job("x", _one_capture, engine=OFFLINE), _fake_job("y", _one_capture)]
+    assert list(runner.grouped(jobs)) == ["server variant default", "offline engine"]
+    offline = all_jobs()["offline-defaults"]
+    assert offline.engine == OFFLINE
+    assert "offline engine (cpu)" in input_hashes.static_inputs(offline, CPU)
+    record = store.load("offline-defaults", "cpu")
+    engine = record["provenance"]["offline_engine"]
+    assert engine["version"] and engine["engines"][0]["args"] == {k: v for k, v in CPU.offline_args().items()}
+
+
+def _collect_under_watch(job, ctx):
+    data, opened = runner._collect_on_server(job, ctx)
+    return data, opened
+
+
+def test_a_snippet_opened_behind_the_contexts_back_fails_the_job():
+    def sneaky(ctx):
+        (SNIPPETS / "streaming" / "stream_timing.py").read_text()
+        return _one_capture(ctx)
+    with pytest.raises(VerifyError, match="opened snippets/streaming/stream_timing.py without going through"):
+        _collect_under_watch(_fake_job("sneaky", sneaky), RunContext(server=None))
+
+
+def test_a_snippet_opened_through_the_context_is_recorded_with_its_hash():
+    def honest(ctx):
+        ctx.snippet_path("streaming/stream_timing.py").read_text()
+        return _one_capture(ctx)
+    _, opened = _collect_under_watch(_fake_job("honest", honest), RunContext(server=None))
+    assert opened == {"snippets/streaming/stream_timing.py":
+                      input_hashes.file_hash(SNIPPETS / "streaming" / "stream_timing.py")}
+
+
+def test_a_proxy_started_behind_the_contexts_back_fails_the_job():
+    """The class of error where a record said it used no proxy although it ran through nginx."""
+    def own_proxy(ctx):
+        from verify.live.proxy import managed_proxy
+        with managed_proxy("nginx-streaming", 9):
+            pass
+        return _one_capture(ctx)
+    with pytest.raises(VerifyError, match="snippets/nginx/streaming.conf"):
+        _collect_under_watch(_fake_job("own-proxy", own_proxy), RunContext(server=None))
+
+
+def _break(capture: dict) -> None:
+    """What a failed request leaves: an error status, nothing received, an error message."""
+    capture["status"] = 503
+    capture["error"] = "HTTP 503 from a server that was going down"
+    for key in ("lines", "results"):
+        if key in capture:
+            capture[key] = []
+    if "events" in capture:
+        capture["events"] = 0
+    if "exit_code" in capture:
+        capture["exit_code"] = 7
+
+
+@pytest.mark.parametrize("job_id", sorted(all_jobs()))
+def test_a_failed_capture_makes_every_claim_inconclusive(job_id):
+    job = all_jobs()[job_id]
+    data = copy.deepcopy(store.load(job_id, "cpu")["data"])
+    assert has_captures(data), f"{job_id} records no tagged capture, so a failure could go unnoticed"
+    for _, capture in iter_captures(data):
+        _break(capture)
+    assert failed_captures(data)
+    verdicts = job.decide(data)
+    assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}, verdicts
+    assert all("a capture failed" in v["because"] for v in verdicts.values())
+
+
+@pytest.mark.parametrize("job_id", sorted(all_jobs()))
+def test_one_failed_capture_is_enough(job_id):
+    job = all_jobs()[job_id]
+    data = copy.deepcopy(store.load(job_id, "cpu")["data"])
+    _, first = next(iter_captures(data))
+    _break(first)
+    assert {v["verdict"] for v in job.decide(data).values()} == {"inconclusive"}
+
+
+def test_a_run_keeps_the_last_good_record_when_a_capture_fails(tmp_path, monkeypatch):
+    good = _fake_job("keeps-record", _one_capture)
+    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: [good])
+
+    @contextlib.contextmanager
+    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
+        yield _FakeServer(variant)
+    monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
+    monkeypatch.setattr(runner, "server_facts", lambda server: {})
+    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
+    before = store.record_path("keeps-record", "cpu", tmp_path).read_text()
+
+    def failing(ctx):
+        data = _one_capture(ctx)
+        _break(data["c"])
+        return data
+    object.__setattr__(good, "collect", failing)
+    with pytest.raises(VerifyError, match="keeps-record: a capture failed"):
+        runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
+    assert store.record_path("keeps-record", "cpu", tmp_path).read_text() == before
+
+
+def test_thresholds_are_not_read_back_from_records():
+    """Rules take tolerances from the job's code: a record claiming a looser tolerance changes nothing."""
+    for job_id in all_jobs():
+        text = json.dumps(store.load(job_id, "cpu")["data"])
+        assert '"tolerance' not in text, f"{job_id} stores a tolerance in its data"

@@ -1,0 +1,99 @@
+"""One record: what a job recorded on one profile, and everything asked of it.
+
+Every command that looks at evidence (`verify run` deciding what to re-run,
+`verify check`, `verify status`, the rendered pages) goes through this type:
+its inputs and which of them changed, its verdicts, its origin line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from verify.evidence import inputs as input_hashes
+from verify.evidence import store
+
+
+@dataclass
+class Record:
+    raw: dict
+    path: Path
+
+    @classmethod
+    def load(cls, job_id: str, profile: str, root: Path | None = None) -> "Record | None":
+        raw = store.load(job_id, profile, root)
+        return cls(raw, store.record_path(job_id, profile, root)) if raw is not None else None
+
+    # --- what it holds
+    @property
+    def job_id(self) -> str:
+        return self.raw["job"]
+
+    @property
+    def profile(self) -> str:
+        return self.raw["profile"]
+
+    @property
+    def data(self) -> dict:
+        return self.raw["data"]
+
+    @property
+    def provenance(self) -> dict:
+        return self.raw["provenance"]
+
+    @property
+    def date(self) -> str:
+        return self.provenance["date"]
+
+    @property
+    def inputs(self) -> dict[str, str]:
+        return self.raw.get("inputs") or {}
+
+    def verdict(self, claim_id: str) -> dict:
+        return self.raw["claims"].get(claim_id, {"verdict": "missing", "because": "the record has no such claim"})
+
+    # --- freshness
+    def changed_inputs(self, job, profile) -> list[str]:
+        """Inputs that changed since the record was made; empty when the record is fresh."""
+        return input_hashes.changed(self.inputs, job, profile)
+
+    def is_fresh(self, job, profile) -> bool:
+        return not self.changed_inputs(job, profile)
+
+    # --- where it came from, in one line
+    @property
+    def engine_version(self) -> str | None:
+        p = self.provenance
+        return (p.get("server") or p.get("offline_engine") or {}).get("version")
+
+    @property
+    def model(self) -> str:
+        p = self.provenance
+        engine = p.get("server") or p.get("offline_engine") or {}
+        return engine.get("profile", {}).get("model", "").split(" (")[0]
+
+    @property
+    def runs_on(self) -> str:
+        p = self.provenance
+        if p.get("offline_engine"):
+            return "offline engine"
+        variant = p["server"].get("variant", "default")
+        return "server" if variant == "default" else f"server variant {variant}"
+
+    def origin_parts(self, today: date | None = None) -> list[str]:
+        p = self.provenance
+        day = self.date[:10]
+        age = ((today or date.today()) - date.fromisoformat(day)).days
+        commit = (p["git"].get("commit") or "unknown")[:10]
+        dirty = " with uncommitted changes" if p["git"].get("uncommitted_changes") else ""
+        return [f"{self.profile} profile", f"vLLM {self.engine_version}", self.runs_on, self.model,
+                p["hardware"].get("cpu") or "", f"{day} ({age} days ago)" if age > 0 else day,
+                f"commit {commit}{dirty}"]
+
+    def origin_line(self) -> str:
+        return " · ".join(part for part in self.origin_parts() if part)
+
+    def evidence_url(self) -> str:
+        """Where the record is published, relative to the site root."""
+        return f"evidence/{self.job_id}/{self.profile}.json"

@@ -1,5 +1,0 @@
-"""Cancellation, client straight to vLLM."""
-
-from verify.jobs._cancellation import cancellation_job
-
-JOB = cancellation_job("cancel-direct", "Client straight to vLLM", None)

@@ -1,5 +1,0 @@
-"""Cancellation, through nginx tuned for streaming."""
-
-from verify.jobs._cancellation import cancellation_job
-
-JOB = cancellation_job("cancel-nginx-streaming", "Through nginx tuned for streaming", "nginx-streaming")

@@ -1,0 +1,135 @@
+"""Requests beyond --max-num-seqs: queued or rejected, and how the queue shows in the metrics.
+
+Runs on the `max-num-seqs-1` server variant: three identical requests sent at
+the same moment to a server that runs one sequence at a time.
+"""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.measure.transcript import chunks
+from verify.site import html as render
+
+SNIPPET = "lifecycle/send_together.py"
+REQUESTS = 3
+MAX_TOKENS = 40
+# The queue-time histogram agrees with the waits the clients saw within this factor.
+QUEUE_TIME_AGREEMENT = 0.25
+# A queued request's first token comes after at least this share of one full answer per request ahead of it.
+SERIAL_SHARE = 0.8
+
+
+def collect(ctx) -> dict:
+    import time
+
+    from verify.measure import metrics
+    snippet = ctx.snippet(SNIPPET)
+    metrics.wait_idle(ctx.server.url)
+    before = metrics.read(ctx.server.url)
+    sampler = metrics.Sampler(ctx.server.url)
+    sampler.start()
+    started_at = round(time.perf_counter() - sampler.t0, 3)
+    results = snippet.send_together(ctx.base_url, REQUESTS, MAX_TOKENS)
+    metrics.wait_idle(ctx.server.url)
+    sampler.stop()
+    after = metrics.read(ctx.server.url)
+    return {"requests": [{"capture": "sse", "error": None, **r} for r in results],
+            "sent_at_s": started_at, "samples": sampler.samples,
+            "metrics_before": before, "metrics_after": after}
+
+
+def _timings(d) -> list[dict]:
+    """Per request, when its first text and its last event arrived (s after the requests were sent)."""
+    out = []
+    for r in d["requests"]:
+        data = [x for x in r["lines"] if x["line"].startswith("data: ")]
+        first_text = next(x["t"] for x in data if x["line"] != "data: [DONE]" and
+                          any((c.get("delta") or {}).get("content") for c in _choices(x["line"])))
+        out.append({"ttft": first_text, "e2e": data[-1]["t"], "tokens": _tokens(r)})
+    return sorted(out, key=lambda t: t["ttft"])
+
+
+def _choices(line: str) -> list[dict]:
+    return chunks([{"line": line}])[0].get("choices") or []
+
+
+def _tokens(r) -> int:
+    return sum(1 for c in chunks(r["lines"]) for ch in (c.get("choices") or []) if ch.get("delta", {}).get("content") is not None
+               and not ch.get("delta", {}).get("role"))
+
+
+def decide_served(d):
+    statuses = [r["status"] for r in d["requests"]]
+    reasons = [next((ch.get("finish_reason") for c in chunks(r["lines"]) for ch in (c.get("choices") or [])
+                     if ch.get("finish_reason")), None) for r in d["requests"]]
+    ok = all(s == 200 for s in statuses) and all(x == "length" for x in reasons)
+    return verdict_if(ok, f"{len(statuses)} requests sent together to a server with --max-num-seqs 1: HTTP "
+                          f"{', '.join(map(str, statuses))}; finish_reason {', '.join(map(str, reasons))} "
+                          f"(each ran to max_tokens={MAX_TOKENS}); none was rejected")
+
+
+def decide_one_running(d):
+    running = max(s["num_requests_running"] for s in d["samples"])
+    waiting = max(s["num_requests_waiting"] for s in d["samples"])
+    return verdict_if(running == 1 and waiting >= REQUESTS - 1,
+                      f"over {len(d['samples'])} metric readings 50 ms apart: at most {running:.0f} running, "
+                      f"at most {waiting:.0f} waiting")
+
+
+def decide_serial(d):
+    t = _timings(d)
+    one_answer = t[0]["e2e"] - t[0]["ttft"]
+    ok = all(t[k]["ttft"] >= SERIAL_SHARE * k * one_answer for k in range(1, len(t)))
+    return verdict_if(ok, "first text after " + ", ".join(f"{x['ttft']:.2f} s" for x in t) +
+                      f"; one answer takes {one_answer:.2f} s to stream, so each queued request waited for "
+                      f"the ones ahead of it (threshold {SERIAL_SHARE:.0%} of one answer per request ahead)")
+
+
+def decide_queue_metric(d):
+    t = _timings(d)
+    waits = sum(x["ttft"] - t[0]["ttft"] for x in t)
+    b, a = d["metrics_before"], d["metrics_after"]
+    count = a["vllm:request_queue_time_seconds_count"] - b["vllm:request_queue_time_seconds_count"]
+    total = a["vllm:request_queue_time_seconds_sum"] - b["vllm:request_queue_time_seconds_sum"]
+    ok = count == REQUESTS and abs(total - waits) <= QUEUE_TIME_AGREEMENT * waits
+    return verdict_if(ok, f"vllm:request_queue_time_seconds grew by {count:.0f} observations summing to {total:.2f} s; "
+                          f"the clients' first-text times imply {waits:.2f} s of waiting in all "
+                          f"(agreement within {QUEUE_TIME_AGREEMENT:.0%} required)")
+
+
+def fragment_table(record):
+    d = record["data"]
+    rows = [[i + 1, f"{x['ttft']:.2f} s", f"{x['e2e']:.2f} s", x["tokens"]] for i, x in enumerate(_timings(d))]
+    return render.table(["request (by first text)", "first text after", "last event after", "text chunks"], rows)
+
+
+def fragment_queue(record):
+    samples = record["data"]["samples"]
+    shown = [s for i, s in enumerate(samples) if i == 0 or
+             (s["num_requests_running"], s["num_requests_waiting"]) !=
+             (samples[i - 1]["num_requests_running"], samples[i - 1]["num_requests_waiting"])]
+    return render.table(["time", "running", "waiting"],
+                        [[f"{s['t']:.2f} s", f"{s['num_requests_running']:.0f}", f"{s['num_requests_waiting']:.0f}"]
+                         for s in shown])
+
+
+JOB = Job(
+    id="max-num-seqs-queue",
+    title="Requests beyond --max-num-seqs",
+    question="What happens to requests beyond --max-num-seqs: are they queued or rejected, and how do the waiting "
+             "count and the queue-time histogram show it?",
+    pages=("lifecycle.md",),
+    variant="max-num-seqs-1",
+    collect=collect,
+    claims=(
+        Claim("max-num-seqs-queue.queued-not-rejected", "Requests beyond --max-num-seqs are queued, not rejected: "
+              "every one is answered in full.", decide_served),
+        Claim("max-num-seqs-queue.waiting-count", "While the extra requests wait, vllm:num_requests_running stays at "
+              "--max-num-seqs and vllm:num_requests_waiting counts the rest.", decide_one_running),
+        Claim("max-num-seqs-queue.served-one-after-another", "A queued request's first token comes only after the "
+              "requests ahead of it have finished: the wait is part of its time to first token.", decide_serial),
+        Claim("max-num-seqs-queue.queue-time-histogram", "vllm:request_queue_time_seconds records each request once, "
+              "and its sum matches the waits the clients saw.", decide_queue_metric),
+    ),
+    fragments={"timings": fragment_table, "queue": fragment_queue},
+)

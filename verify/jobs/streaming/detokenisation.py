@@ -1,0 +1,105 @@
+"""Multi-byte text across chunk boundaries: what the server sends, and what clients make of it."""
+
+from __future__ import annotations
+
+import json
+
+from verify.site import html as render
+from verify.job import Claim, Job, verdict_if
+from verify.measure import transcript
+
+SNIPPETS = ("streaming/reassemble.py",)
+# Structured output forces the model to produce exactly this text, token by token:
+# accents, CJK and emoji, several of which the tokenizer splits across tokens.
+TARGET = "Voilà: café, 日本語, 🌊🐟!"
+RAW_PIECE_BYTES = 7  # a client reading the raw body in small fixed-size pieces
+REPLACEMENT = "\ufffd"
+
+
+def _body(stream=True):
+    return {"model": "chat", "messages": [{"role": "user", "content": f"Write exactly: {TARGET}"}],
+            "max_tokens": 60, "temperature": 0, "stream": stream, "return_token_ids": True,
+            "structured_outputs": {"choice": [TARGET]}}
+
+
+def collect(ctx) -> dict:
+    import httpx
+
+    from verify.measure.sse import capture
+    url = ctx.base_url + "/chat/completions"
+    snippet = ctx.snippet(SNIPPETS[0])
+    stream = capture(url, _body())
+    per_chunk = [{"content": c["choices"][0]["delta"].get("content"), "token_ids": c["choices"][0].get("token_ids")}
+                 for c in transcript.chunks(stream["lines"]) if c.get("choices")]
+    with httpx.Client(timeout=60) as client:
+        # Each generated token decoded on its own, by the server's own tokenizer.
+        token_ids = [t for c in per_chunk for t in (c["token_ids"] or [])]
+        per_token = [client.post(ctx.server.url + "/detokenize", json={"model": "chat", "tokens": [t]}).json()["prompt"]
+                     for t in token_ids]
+        # The same request read as raw bytes in small pieces.
+        with client.stream("POST", url, json=_body()) as r:
+            pieces = list(r.iter_raw(chunk_size=RAW_PIECE_BYTES))
+            raw_body = {"capture": "raw-body", "status": r.status_code, "events": len(pieces)}
+    def sse_text(body_text):
+        lines = [{"line": line} for line in body_text.splitlines()]
+        return snippet.by_concatenation([transcript.chunk_text(c) for c in transcript.chunks(lines)])
+    response = httpx.post(url, json=_body(stream=False), timeout=60)
+    non_streamed = response.json()["choices"][0]["message"]["content"]
+    return {
+        "stream": stream, "raw_body": raw_body,
+        "non_streamed_request": {"capture": "request", "status": response.status_code, "events": 1},
+        "target": TARGET, "chunks": per_chunk, "non_streamed": non_streamed,
+        "results": {
+            "concatenated strings": snippet.by_concatenation([c["content"] for c in per_chunk]),
+            "each token decoded on its own": "".join(per_token),
+            f"raw body, {RAW_PIECE_BYTES}-byte pieces, incremental decoder": sse_text(snippet.by_incremental_decoder(pieces)),
+            f"raw body, {RAW_PIECE_BYTES}-byte pieces, each decoded on its own": sse_text(snippet.by_decoding_each_piece(pieces)),
+        },
+    }
+
+
+def decide_server(d):
+    held = [i for i, c in enumerate(d["chunks"]) if c["token_ids"] and not c["content"]]
+    broken = [c["content"] for c in d["chunks"] if c["content"] and REPLACEMENT in c["content"]]
+    whole = d["results"]["concatenated strings"] == d["target"] == d["non_streamed"]
+    return verdict_if(whole and not broken and bool(held),
+                      f"{len(held)} chunks carried a token but no text (a character's first bytes, held back until it "
+                      f"was complete); no chunk contained a replacement character; the concatenation "
+                      f"{'equals' if whole else 'differs from'} the non-streamed text")
+
+
+def decide_clients(d):
+    r = d["results"]
+    garbled = {k: v.count(REPLACEMENT) for k, v in r.items() if REPLACEMENT in v}
+    exact = [k for k, v in r.items() if v == d["target"]]
+    piecewise_broken = any("on its own" in k for k in garbled)
+    return verdict_if(piecewise_broken and "concatenated strings" in exact,
+                      "exact: " + ", ".join(exact) + "; garbled: " +
+                      (", ".join(f"{k} ({n} replacement characters)" for k, n in garbled.items()) or "none"))
+
+
+def fragment_chunks(record):
+    rows = [[i, json.dumps(c["token_ids"]), repr(c["content"])] for i, c in enumerate(record["data"]["chunks"])]
+    return render.table(["chunk", "token ids", "text sent"], rows)
+
+
+def fragment_clients(record):
+    return render.table(["how the client rebuilt the text", "result"],
+                        [[k, v] for k, v in record["data"]["results"].items()])
+
+
+JOB = Job(
+    id="detokenisation",
+    title="Multi-byte characters across chunks",
+    question="How does the server handle a character split across tokens, and what do clients that decode "
+             "pieces on their own produce?",
+    pages=("streaming.md",),
+    collect=collect,
+    claims=(
+        Claim("detokenisation.server-whole-characters", "The server only sends whole characters: a character split "
+              "across tokens is held back until complete.", decide_server),
+        Claim("detokenisation.piecewise-decoding-garbles", "Concatenating the streamed strings is exact; decoding "
+              "pieces of bytes on their own garbles multi-byte characters.", decide_clients),
+    ),
+    fragments={"chunks": fragment_chunks, "clients": fragment_clients},
+)

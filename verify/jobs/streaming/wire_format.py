@@ -1,0 +1,129 @@
+"""The raw SSE wire format, captured with the page's own curl commands, with arrival times."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from verify.site import html as render
+from verify.job import Claim, Job, verdict_if
+from verify.measure.transcript import arrival_spread, chunks, payloads
+
+SNIPPETS = ("streaming/curl_chat_stream.sh", "streaming/curl_completions_stream.sh")
+TRIALS = 3
+# "One burst": the lines of a stream arrive within this many seconds of each other.
+BURST_S = 0.02
+
+
+def _run(ctx, script: str, terminal: bool, drop_n: bool = False) -> dict:
+    from verify.measure.commands import timed_output
+    source = ctx.snippet_path(script).read_text()
+    if drop_n:
+        # The page's "change one thing": the same command without -N.
+        source = source.replace("curl -N ", "curl ", 1)
+    env = {**os.environ, "BASE_URL": ctx.base_url}
+    return timed_output(["bash", "-c", source], env, terminal=terminal)
+
+
+VARIANTS = (("with_n_pipe", False, False), ("without_n_pipe", False, True),
+            ("with_n_terminal", True, False), ("without_n_terminal", True, True))
+
+
+def collect(ctx) -> dict:
+    data = {"chat": _run(ctx, SNIPPETS[0], terminal=False),
+            "completions": _run(ctx, SNIPPETS[1], terminal=False),
+            "runs": {key: [] for key, _, _ in VARIANTS}}
+    for _ in range(TRIALS):  # interleaved, so drift in server speed hits every variant alike
+        for key, terminal, drop in VARIANTS:
+            data["runs"][key].append(_run(ctx, SNIPPETS[0], terminal=terminal, drop_n=drop))
+    return data
+
+
+def spreads(d) -> dict[str, list[float | None]]:
+    """Per way of running curl, the spread of line arrivals of every run (recomputed from the raw lines)."""
+    return {key: [arrival_spread(run["lines"]) for run in runs] for key, runs in d["runs"].items()}
+
+
+def _median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2]
+
+
+def decide_framing(d):
+    problems = []
+    for name in ("chat", "completions"):
+        lines = [item["line"] for item in d[name]["lines"]]
+        data = payloads(d[name]["lines"])
+        if not data or data[-1] != "[DONE]":
+            problems.append(f"{name}: last event is not data: [DONE]")
+        for p in data[:-1]:
+            json.loads(p)  # raises (and so decides inconclusive) if a payload is not JSON
+        events = [line for line in lines if line]
+        if any(not e.startswith("data: ") for e in events):
+            problems.append(f"{name}: a non-data line appeared")
+        # Every data line is followed by an empty line.
+        for i, line in enumerate(lines):
+            if line.startswith("data: ") and (i + 1 >= len(lines) or lines[i + 1] != ""):
+                problems.append(f"{name}: event {i} is not followed by a blank line")
+                break
+    n = len(payloads(d["chat"]["lines"]))
+    return verdict_if(not problems, "; ".join(problems) or
+                      f"every event of both streams is one 'data: ' line of JSON and a blank line; "
+                      f"both end with the literal data: [DONE] ({n} chat events)")
+
+
+def decide_text_fields(d):
+    chat = chunks(d["chat"]["lines"])
+    comp = chunks(d["completions"]["lines"])
+    chat_ok = all("delta" in c["choices"][0] and "text" not in c["choices"][0] for c in chat if c["choices"])
+    comp_ok = all("text" in c["choices"][0] and "delta" not in c["choices"][0] for c in comp if c["choices"])
+    return verdict_if(chat_ok and comp_ok, f"chat chunks carry choices[0].delta ({'yes' if chat_ok else 'no'}); "
+                      f"completions chunks carry choices[0].text ({'yes' if comp_ok else 'no'})")
+
+
+def _burst(d, mode):
+    sp = spreads(d)
+    without = _median(sp[f"without_n_{mode}"])
+    with_n = _median(sp[f"with_n_{mode}"])
+    return verdict_if(without <= BURST_S and with_n > BURST_S,
+                      f"{mode}: median spread of line arrivals {without * 1000:.0f} ms without -N, "
+                      f"{with_n * 1000:.0f} ms with -N ({TRIALS} interleaved runs each; burst means <= {BURST_S * 1000:.0f} ms)")
+
+
+def fragment_transcript(name):
+    def render_it(record):
+        lines = record["data"][name]["lines"]
+        return render.timed_transcript(lines, f"curl -N, /v1/{'chat/completions' if name == 'chat' else 'completions'}: "
+                                              "each line with its arrival time")
+    return render_it
+
+
+def fragment_spread(record):
+    d = spreads(record["data"])
+    rows = []
+    for key, label in (("with_n_terminal", "-N, in a terminal"), ("without_n_terminal", "no -N, in a terminal"),
+                       ("with_n_pipe", "-N, into a pipe"), ("without_n_pipe", "no -N, into a pipe")):
+        rows.append([label, render.ms(_median(d[key])), ", ".join(render.ms(x) for x in d[key])])
+    return render.table(["curl output goes", "median spread (first to last data: line)", "every run"], rows)
+
+
+JOB = Job(
+    id="wire-format",
+    title="The raw SSE wire format, with and without curl -N",
+    question="What exactly does vLLM send on a stream, and does dropping curl's -N make the lines arrive in one burst?",
+    pages=("streaming.md",),
+    collect=collect,
+    claims=(
+        Claim("wire-format.sse-framing", "Each event is a 'data: ' line of JSON followed by a blank line; "
+              "the stream ends with the literal line data: [DONE], which is not JSON.", decide_framing),
+        Claim("wire-format.text-fields", "Chat chunks carry text in choices[0].delta.content, "
+              "completions chunks in choices[0].text.", decide_text_fields),
+        Claim("wire-format.no-n-terminal-burst", "In a terminal, curl without -N shows the stream in one burst.",
+              lambda d: _burst(d, "terminal")),
+        Claim("wire-format.no-n-pipe-burst", "Into a pipe, curl without -N delivers the stream in one burst.",
+              lambda d: _burst(d, "pipe")),
+    ),
+    fragments={"chat-transcript": fragment_transcript("chat"),
+               "completions-transcript": fragment_transcript("completions"),
+               "buffering-table": fragment_spread},
+)

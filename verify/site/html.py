@@ -1,0 +1,130 @@
+"""All HTML the site shows for evidence, built in this one module.
+
+Everything that came from a server (model output, log lines, headers) is
+untrusted text: it goes through `text()` before it reaches a page, which
+escapes HTML and neutralises Markdown-extension syntax (snippet includes,
+directives) that would otherwise be interpreted by the build.
+"""
+
+from __future__ import annotations
+
+import html
+
+BADGE = {"confirmed": "✔ Confirmed", "refuted": "✘ Refuted", "inconclusive": "? Inconclusive",
+         "missing": "… No evidence yet"}
+
+
+def text(value) -> str:
+    s = html.escape(str(value), quote=True)
+    # pymdownx.snippets would include a file named in a line starting with --8<--;
+    # the build would run a {{ directive }}. Neither may be triggered by output.
+    return (s.replace("--8&lt;--", "&#45;-8&lt;--").replace("{{", "&#123;&#123;").replace("}}", "&#125;&#125;")
+            .replace("`", "&#96;").replace("*", "&#42;").replace("_", "&#95;"))
+
+
+# --- evidence fragments (used by jobs)
+
+def pre(lines: list[str], caption: str = "", css: str = "") -> str:
+    """A preformatted block as raw HTML (so Markdown never touches its content)."""
+    body = "\n".join(text(line) for line in lines)
+    cap = f'<div class="evidence-caption">{text(caption)}</div>' if caption else ""
+    return f'\n<div class="evidence-block {css}">{cap}<pre><code>{body}</code></pre></div>\n'
+
+
+def timed_transcript(lines: list[dict], caption: str = "", limit: int = 60) -> str:
+    """Captured lines prefixed with their arrival time in ms."""
+    shown = lines[:limit]
+    rows = [f"{item['t'] * 1000:8.1f} ms  {item['line']}" if item["line"] else "" for item in shown]
+    if len(lines) > limit:
+        rows.append(f"... {len(lines) - limit} more lines in the evidence record")
+    return pre(rows, caption, "evidence-transcript")
+
+
+def table(headers: list[str], rows: list[list]) -> str:
+    head = "".join(f"<th>{text(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{text(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f'\n<div class="evidence-table"><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></div>\n'
+
+
+def ms(seconds) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1000:.0f} ms"
+
+
+# --- what the build puts in pages
+
+def pill(verdict: str, label: str | None = None) -> str:
+    return f'<span class="verify-pill verify-{text(verdict)}">{text(label or BADGE.get(verdict, verdict))}</span>'
+
+
+def origin(record, prefix: str, changed: tuple[str, ...] = ()) -> str:
+    """Where a record came from, with a link to the raw record and a stale note naming what changed."""
+    link = f'<a href="{prefix}{record.evidence_url()}">raw record</a>'
+    stale = (f' · <strong class="verify-stale">STALE: changed since recorded: {text(", ".join(changed))}</strong>'
+             if changed else "")
+    return " · ".join(text(p) for p in record.origin_parts() if p) + " · " + link + stale
+
+
+def claim_box(claim, expect: str, main, states: list, prefix: str) -> str:
+    """A claim as the page states it, with the verdict of every profile that has evidence."""
+    rows = "".join(f'<div class="verify-evidence">{pill(s.verdict)} {text(s.because)}'
+                   f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
+    if main.verdict == expect:
+        note = (f'<div class="verify-agree"><small>This page states the claim as <em>{text(expect)}</em>; '
+                f'the evidence agrees.</small></div>')
+        mismatch = ""
+    else:
+        note = ""
+        mismatch = (f'<div class="verify-mismatch">This page states the claim as <em>{text(expect)}</em>; '
+                    f'the evidence says <em>{text(main.verdict)}</em>. The prose is out of date.</div>')
+    return (f'\n<div class="verify-claim verify-{text(main.verdict)}" id="{claim.anchor}">'
+            f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '
+            f'<span class="verify-id">{text(claim.id)}</span> <strong>{text(claim.text)}</strong></div>'
+            f'{mismatch}{rows}{note}</div>\n')
+
+
+def fragment_box(job_id: str, name: str, body: str, record, prefix: str, changed=()) -> str:
+    return (f'\n<div class="verify-fragment" id="evidence-{text(job_id)}-{text(name)}">{body}'
+            f'<div class="verify-origin"><small>Captured by job <code>{text(job_id)}</code>: '
+            f'{origin(record, prefix, changed)}</small></div></div>\n')
+
+
+def missing_box(job_id: str) -> str:
+    return f'\n<div class="verify-missing">No evidence recorded yet for job {text(job_id)}.</div>\n'
+
+
+def figure(job_id: str, src: str, alt: str, record, prefix: str, changed=()) -> str:
+    return (f'\n<figure class="verify-figure" id="figure-{text(job_id)}"><img src="{text(src)}" alt="{text(alt)}">'
+            f'<figcaption><small>Drawn by job <code>{text(job_id)}</code> from recorded data: '
+            f'{origin(record, prefix, changed)}</small></figcaption></figure>\n')
+
+
+def page_summary(counts: dict[str, int], newest: str | None, profile: str, prefix: str) -> str:
+    total = sum(v for k, v in counts.items() if k != "stale")
+    parts = " ".join(pill(k, f"{counts[k]} {k}") for k in ("confirmed", "refuted", "inconclusive", "missing", "stale")
+                     if counts.get(k) or k == "confirmed")
+    when = f" · newest evidence {newest[:10]}, {profile} profile" if newest else ""
+    return (f'\n<div class="verify-summary" id="verification-summary">{total} claims checked against a live vLLM '
+            f'engine: {parts}{text(when)} · <a href="{prefix}status/">all claims</a></div>\n')
+
+
+def status_table(rows: list[dict], profiles: list[str], prefix: str, page_link) -> str:
+    body = []
+    for r in rows:
+        cells = []
+        for prof in profiles:
+            s = r["profiles"].get(prof)
+            if not s or s["verdict"] == "missing":
+                cells.append(f'<td>{pill("missing", "no evidence")}</td>')
+                continue
+            stale = (f' {pill("stale")}<br><small>changed: {text(", ".join(s["changed"]))}</small>'
+                     if s["stale"] else "")
+            cells.append(f'<td><a href="{prefix}{s["evidence"]}">{pill(s["verdict"], s["verdict"])}</a>{stale}'
+                         f'<br><small>{text((s["date"] or "")[:10])}</small></td>')
+        links = " ".join(f'<a href="{prefix}{url}#{r["anchor"]}">{text(name)}</a>'
+                         for url, name in map(page_link, r["pages"]))
+        body.append(f'<tr id="status-{r["claim"].replace(".", "--")}"><td><code>{text(r["claim"])}</code><br>'
+                    f'<small>{text(r["text"])}</small><br><small>runs on: {text(r["runs_on"])}</small></td>'
+                    f'{"".join(cells)}<td>{links}</td></tr>')
+    head = "".join(f"<th>{text(p)}</th>" for p in profiles)
+    return (f'\n<div class="evidence-table"><table class="verify-status"><thead><tr><th>claim</th>{head}'
+            f'<th>stated on</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>\n')
