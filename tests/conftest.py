@@ -31,7 +31,7 @@ def our_processes() -> list[str]:
         pid, _, args = line.strip().partition(" ")
         if pid == mine:
             continue
-        if "vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or \
+        if "vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or "verify.live.offline" in args or \
            ("nginx" in args and ("nginx-default-" in args or "nginx-tls-" in args or "nginx-streaming-" in args)):
             found.append(line.strip())
     return found

@@ -3,7 +3,8 @@
 Pages include their code from snippets/ with `--8<--` lines, which
 pytest-codeblocks does not expand; this test expands them, exactly as the
 build does, and runs the resulting Markdown. Blocks that start a server
-(snippets/server/) are skipped: the suite already has one.
+(snippets/server/) are skipped: the suite already has one. Blocks of the offline
+engine (snippets/offline/) are run by their jobs, which load the model in-process.
 """
 
 from __future__ import annotations
@@ -31,8 +32,9 @@ def expand(markdown: str) -> str:
             text = (ROOT / "snippets" / m.group("path")).read_text()
             out.extend(m.group("indent") + t for t in text.rstrip("\n").splitlines())
             continue
-        # A fence whose first line includes a server script: mark it skipped.
-        if FENCE.match(line) and i + 1 < len(lines) and '"server/' in lines[i + 1]:
+        # A fence whose first line includes a server script, or an offline-engine snippet (it loads
+        # a model in-process; the offline jobs run it): mark it skipped.
+        if FENCE.match(line) and i + 1 < len(lines) and ('"server/' in lines[i + 1] or '"offline/' in lines[i + 1]):
             out.append("<!--pytest.mark.skip-->")
             out.append("")
         out.append(line)

@@ -47,7 +47,7 @@ def test_streaming_page_shows_every_claim_with_its_anchor(site):
             assert f'id="{claim.anchor}"' in html, claim_id
     assert "data: [DONE]" in html
     assert 'src="../evidence/stream-timing/cpu.timeline.svg"' in html
-    assert "verify-summary" in html and "claims checked against a live vLLM server" in html
+    assert "verify-summary" in html and "claims checked against a live vLLM engine" in html
 
 
 def test_evidence_records_are_published_at_stable_urls(site):
@@ -212,7 +212,7 @@ def test_strict_build_fails_on_a_broken_link_anchor_or_snippet(tmp_path, breakag
     (docs / "lifecycle.md").write_text((docs / "lifecycle.md").read_text() + "\n\n" + text + "\n")
     config = (ROOT / "mkdocs.yml").read_text()
     config = config.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
-        "  - verify/site/hook.py", f"  - {ROOT / 'verify' / 'site_hook.py'}").replace(
+        "  - verify/site/hook.py", f"  - {ROOT / 'verify' / 'site' / 'hook.py'}").replace(
         "base_path: [snippets]", f"base_path: [{ROOT / 'snippets'}]")
     (tmp_path / "mkdocs.yml").write_text(config)
     r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),

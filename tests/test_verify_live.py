@@ -51,17 +51,21 @@ def test_an_interrupted_run_keeps_the_previous_record(live_server, tmp_path):
     wait_idle(live_server.url)
 
 
-def test_a_failing_job_exits_non_zero_and_writes_nothing(live_server, tmp_path, monkeypatch):
+def test_a_failing_job_exits_non_zero_and_writes_nothing(live_server, tmp_path):
     # The notebook job with a cell that fails: verification must fail, naming the cell's error.
     nb_dir = tmp_path / "snippets"
     shutil.copytree(ROOT / "snippets", nb_dir)
-    nb = json.loads((nb_dir / "notebooks" / "getting_started.ipynb").read_text())
+    notebook = nb_dir / "getting-started" / "getting_started.ipynb"
+    nb = json.loads(notebook.read_text())
     code = next(c for c in nb["cells"] if c["cell_type"] == "code")
     code["source"] = "raise RuntimeError('a broken cell')"
-    (nb_dir / "notebooks" / "getting_started.ipynb").write_text(json.dumps(nb))
+    notebook.write_text(json.dumps(nb))
     from verify.context import RunContext
     from verify.errors import VerifyError
-    from verify.jobs import getting_started_notebook as job_module
-    monkeypatch.setattr("verify.paths.SNIPPETS", nb_dir)
+    from verify.jobs.getting_started import getting_started_notebook as job_module
+
+    class BrokenSnippets(RunContext):
+        def snippet_path(self, relative):
+            return nb_dir / relative
     with pytest.raises(VerifyError, match="a broken cell"):
-        job_module.collect(RunContext(server=live_server))
+        job_module.collect(BrokenSnippets(server=live_server))

@@ -111,15 +111,6 @@ def static_inputs(job, profile) -> dict[str, str]:
     return out
 
 
-def current(label: str, job, profile) -> str | None:
-    """The hash an input has now (None if the label is unknown to this job)."""
-    static = static_inputs(job, profile)
-    if label in static:
-        return static[label]
-    path = ROOT / label
-    return file_hash(path) if path.parent.exists() else "missing"
-
-
 def changed(recorded: dict[str, str] | None, job, profile) -> list[str]:
     """Labels of inputs that differ now from when the record was made (new, gone or edited)."""
     if not recorded:
@@ -132,7 +123,7 @@ def changed(recorded: dict[str, str] | None, job, profile) -> list[str]:
     for label, value in recorded.items():
         if label in now:
             continue
-        if label.startswith(("verify/", "server command", "offline engine")):
+        if label.startswith(("verify/jobs/", "verify/measure/", "server command", "offline engine")):
             out.append(label + " (no longer used)")  # a code or engine input the job no longer has
         elif file_hash(ROOT / label) != value:
             out.append(label)
