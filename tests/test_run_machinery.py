@@ -203,3 +203,35 @@ def test_thresholds_are_not_read_back_from_records():
     for job_id in all_jobs():
         text = json.dumps(store.load(job_id, "cpu")["data"])
         assert '"tolerance' not in text, f"{job_id} stores a tolerance in its data"
+
+
+def test_verify_status_names_the_input_that_changed(tmp_path):
+    import shutil
+
+    from tests.conftest import run_verify
+    from verify.paths import EVIDENCE
+    root = tmp_path / "evidence"
+    shutil.copytree(EVIDENCE, root)
+    path = root / "usage-in-stream" / "cpu.json"
+    record = json.loads(path.read_text())
+    record["inputs"]["snippets/streaming/usage_in_stream.py"] = "0" * 64
+    path.write_text(json.dumps(record))
+    out = run_verify("status", "--evidence-dir", str(root))
+    assert out.returncode == 0, out.stderr
+    stale = [line for line in out.stdout.splitlines() if "STALE" in line]
+    assert stale and all(line.startswith("usage-in-stream.") for line in stale)
+    assert all("changed: snippets/streaming/usage_in_stream.py" in line for line in stale)
+
+
+@pytest.mark.live
+def test_real_failed_requests_are_failed_captures(live_server):
+    """Captured from the live server and from a closed port: neither can settle a claim."""
+    from verify.captures import failure
+    from verify.measure.sse import capture
+    body = {"model": "no-such-model", "messages": [{"role": "user", "content": "hi"}], "stream": True}
+    wrong_model = capture(live_server.api + "/chat/completions", body)
+    assert wrong_model["status"] == 404 and "HTTP status 404" in failure(wrong_model)
+    closed = capture("http://127.0.0.1:9/v1/chat/completions", body, timeout=5)
+    assert closed["status"] is None and "ConnectError" in failure(closed)
+    ok = capture(live_server.api + "/chat/completions", {**body, "model": "chat", "max_tokens": 2})
+    assert failure(ok) is None
