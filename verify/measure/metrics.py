@@ -24,6 +24,24 @@ def read(server_url: str, client: httpx.Client | None = None) -> dict[str, float
     return out
 
 
+def read_all(server_url: str, client: httpx.Client | None = None) -> dict[str, float]:
+    """Every sample of /metrics, keyed 'name{label="value",...}' without the model and engine labels."""
+    text = (client or httpx).get(server_url + "/metrics", timeout=5.0).text
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            labels = ",".join(f'{k}="{v}"' for k, v in sorted(sample.labels.items()) if k not in ("model_name", "engine"))
+            key = sample.name + (f"{{{labels}}}" if labels else "")
+            out[key] = out.get(key, 0.0) + sample.value
+    return out
+
+
+def delta(before: dict[str, float], after: dict[str, float], prefix: str = "") -> dict[str, float]:
+    """What changed between two read_all() snapshots (only the keys starting with prefix)."""
+    return {k: round(v - before.get(k, 0.0), 6) for k, v in after.items()
+            if k.startswith(prefix) and v != before.get(k, 0.0)}
+
+
 def watch_until(server_url: str, done, timeout_s: float, interval_s: float = 0.05) -> dict:
     """Poll metrics until done(sample) is true or timeout_s passes; keep every sample with its time."""
     samples = []

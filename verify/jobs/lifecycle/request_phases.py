@@ -1,0 +1,134 @@
+"""The phases of a request and the server's own histograms for them, and a timeline drawn from them."""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+SNIPPET = "lifecycle/request_phases.py"
+TRIALS = 5
+MAX_TOKENS = 40
+PHASES = ("request_queue_time_seconds", "request_prefill_time_seconds", "request_decode_time_seconds",
+          "request_inference_time_seconds", "e2e_request_latency_seconds", "time_to_first_token_seconds")
+# inference = prefill + decode, to within this (the histograms round nothing; this is clock noise).
+SUM_TOLERANCE_S = 0.002
+# What e2e holds beyond queue + inference (the API server's own work) must stay under this.
+API_SERVER_SHARE = 0.10
+
+
+def collect(ctx) -> dict:
+    from verify.measure.metrics import wait_idle
+    snippet = ctx.snippet(SNIPPET)
+    body = {"model": "chat", "messages": [{"role": "user", "content": "Tell a story about a lighthouse."}],
+            "max_tokens": MAX_TOKENS, "temperature": 0, "ignore_eos": True}
+    trials = []
+    for _ in range(TRIALS):
+        wait_idle(ctx.server.url)
+        r = snippet.request_phases(ctx.base_url, body)
+        trials.append({"capture": "request", "events": 1, **r})
+    return {"trials": trials}
+
+
+def _p(t, phase):
+    return t["phases"][phase]["seconds"]
+
+
+def decide_one_each(d):
+    counts = [{p: t["phases"][p]["observations"] for p in PHASES} for t in d["trials"]]
+    ok = all(v == 1 for c in counts for v in c.values())
+    odd = [c for c in counts if any(v != 1 for v in c.values())]
+    return verdict_if(ok, f"{len(counts)} requests, one at a time: each added exactly one observation to each of "
+                          f"{', '.join(PHASES)}" if ok else f"observation counts that are not 1: {odd}")
+
+
+def decide_inference(d):
+    gaps = [abs(_p(t, "request_inference_time_seconds") - _p(t, "request_prefill_time_seconds")
+                - _p(t, "request_decode_time_seconds")) for t in d["trials"]]
+    return verdict_if(max(gaps) <= SUM_TOLERANCE_S, f"|inference - (prefill + decode)| at most {max(gaps) * 1000:.2f} ms "
+                                                    f"over {len(gaps)} requests (tolerance {SUM_TOLERANCE_S * 1000:.0f} ms)")
+
+
+def _api_server_time(t):
+    return _p(t, "e2e_request_latency_seconds") - _p(t, "request_queue_time_seconds") - _p(t, "request_inference_time_seconds")
+
+
+def decide_add_up(d):
+    rest = [_api_server_time(t) for t in d["trials"]]
+    e2e = [_p(t, "e2e_request_latency_seconds") for t in d["trials"]]
+    ok = all(0 <= r <= API_SERVER_SHARE * e for r, e in zip(rest, e2e))
+    return verdict_if(ok, "e2e minus (queue + inference): " + ", ".join(f"{r * 1000:.1f} ms" for r in rest) +
+                      f" of e2e " + ", ".join(f"{e:.2f} s" for e in e2e) +
+                      f" (must be between 0 and {API_SERVER_SHARE:.0%} of e2e)")
+
+
+def decide_client(d):
+    extra = [t["client_e2e_s"] - _p(t, "e2e_request_latency_seconds") for t in d["trials"]]
+    return verdict_if(all(x > 0 for x in extra), "the client's time minus the server's e2e: " +
+                      ", ".join(f"{x * 1000:.1f} ms" for x in extra))
+
+
+def _median_trial(d):
+    ts = sorted(d["trials"], key=lambda t: _p(t, "e2e_request_latency_seconds"))
+    return ts[len(ts) // 2]
+
+
+def fragment_table(record):
+    t = _median_trial(record["data"])
+    rows = [[p, f"{t['phases'][p]['observations']:.0f}", render.ms(_p(t, p))] for p in PHASES]
+    rows.append(["(e2e minus queue and inference: the API server's part)", "", render.ms(_api_server_time(t))])
+    rows.append(["(the client's own clock, send to last byte)", "", render.ms(t["client_e2e_s"])])
+    return render.table(["histogram (vllm:...)", "observations added", "seconds added"], rows)
+
+
+def timeline_svg(record) -> str:
+    """One request (the median of the trials), its phases laid end to end as the server measured them."""
+    t = _median_trial(record["data"])
+    client, e2e = t["client_e2e_s"], _p(t, "e2e_request_latency_seconds")
+    queue, prefill, decode = (_p(t, p) for p in PHASES[:3])
+    ttft = _p(t, "time_to_first_token_seconds")
+    width, left, right = 760, 170, 20
+    x = lambda s: left + (width - left - right) * s / (client * 1.02)  # noqa: E731
+    # The server's clock starts when the request reaches the API server; where that falls inside the
+    # client's wait is not measured, so the server's bars start after half the client's extra time.
+    s0 = (client - e2e) / 2
+    rows = [("client: send to last byte", 0, client, "#7f8c8d"), ("server: e2e latency", s0, e2e, "#34495e"),
+            ("queue", s0, queue, "#e67e22"), ("prefill", s0 + queue, prefill, "#c0392b"),
+            ("decode", s0 + queue + prefill, decode, "#2471a3")]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{60 + 34 * len(rows)}" '
+             f'viewBox="0 0 {width} {60 + 34 * len(rows)}" font-family="sans-serif" font-size="12" role="img" '
+             'aria-label="Timeline of one request: client time, server e2e, queue, prefill and decode">',
+             '<!-- generated by verify (job request-phases) from recorded histogram readings; do not edit -->']
+    for i, (label, start, dur, colour) in enumerate(rows):
+        y = 20 + 34 * i
+        parts.append(f'<text x="10" y="{y + 15}" fill="#333">{label}</text>')
+        parts.append(f'<rect x="{x(start):.1f}" y="{y}" width="{max(x(start + dur) - x(start), 1.5):.1f}" height="20" '
+                     f'fill="{colour}"/>')
+        parts.append(f'<text x="{x(start + dur) + 4:.1f}" y="{y + 15}" fill="#333">{dur * 1000:.0f} ms</text>')
+    y = 20 + 34 * len(rows)
+    parts.append(f'<line x1="{x(s0 + ttft):.1f}" y1="20" x2="{x(s0 + ttft):.1f}" y2="{y}" stroke="#27ae60" '
+                 f'stroke-width="2" stroke-dasharray="4 3"/>')
+    parts.append(f'<text x="{x(s0 + ttft) + 4:.1f}" y="{y + 14}" fill="#27ae60">server TTFT {ttft * 1000:.0f} ms</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+JOB = Job(
+    id="request-phases",
+    title="The phases of a request, by the server's histograms",
+    question="Does each request add one observation to each phase histogram, and do the phases add up to the "
+             "end-to-end time?",
+    pages=("lifecycle.md",),
+    collect=collect,
+    claims=(
+        Claim("request-phases.one-observation-each", "Each finished request adds exactly one observation to each of "
+              "the queue, prefill, decode, inference, end-to-end and time-to-first-token histograms.", decide_one_each),
+        Claim("request-phases.inference-is-prefill-plus-decode", "The inference time is the prefill time plus the "
+              "decode time.", decide_inference),
+        Claim("request-phases.phases-add-up", "Queue plus inference time is the end-to-end time, but for a few "
+              "milliseconds the API server spends on the request.", decide_add_up),
+        Claim("request-phases.client-waits-longer", "The client waits longer than the server's end-to-end latency "
+              "says: the server's clock starts when the request reaches it.", decide_client),
+    ),
+    fragments={"table": fragment_table},
+    artifacts={"timeline.svg": timeline_svg},
+)

@@ -1,0 +1,90 @@
+"""The server's time to first token against the client's: where each clock starts."""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+TRIALS = 5
+# The server's TTFT covers its queue and prefill; beyond them it may hold at most this much.
+BEYOND_PREFILL_S = 0.05
+
+
+def collect(ctx) -> dict:
+    import time
+
+    from verify.measure import metrics
+    from verify.measure.sse import capture
+    body = {"model": "chat", "messages": [{"role": "user", "content": "Describe a forest at dawn."}],
+            "max_tokens": 20, "temperature": 0, "stream": True, "ignore_eos": True}
+    trials = []
+    for _ in range(TRIALS):
+        metrics.wait_idle(ctx.server.url)
+        before = metrics.read_all(ctx.server.url)
+        stream = capture(ctx.base_url + "/chat/completions", body)
+        metrics.wait_idle(ctx.server.url)
+        time.sleep(0.5)
+        after = metrics.read_all(ctx.server.url)
+        moved = metrics.delta(before, after, "vllm:")
+        stream["histograms"] = {k: v for k, v in moved.items() if k.endswith(("_sum", "_count")) and (
+            "time_to_first_token" in k or "queue_time" in k or "prefill_time" in k)}
+        trials.append(stream)
+    return {"trials": trials}
+
+
+def _client_ttft(stream) -> float:
+    import json
+
+    from verify.measure.transcript import chunk_text
+    for item in stream["lines"]:
+        if item["line"].startswith("data: {") and chunk_text(json.loads(item["line"][6:])):
+            return item["t"]
+    raise ValueError("no text arrived")
+
+
+def _server(stream, name) -> float:
+    return stream["histograms"].get(f"vllm:{name}_sum", 0.0)
+
+
+def decide_shorter(d):
+    pairs = [(_client_ttft(t), _server(t, "time_to_first_token_seconds")) for t in d["trials"]]
+    diffs = sorted(c - s for c, s in pairs)
+    return verdict_if(all(x > 0 for x in diffs), f"client TTFT minus server TTFT over {len(diffs)} requests: median "
+                                                 f"{diffs[len(diffs) // 2] * 1000:.1f} ms, range {diffs[0] * 1000:.1f} to "
+                                                 f"{diffs[-1] * 1000:.1f} ms")
+
+
+def decide_covers(d):
+    rows = []
+    for t in d["trials"]:
+        ttft = _server(t, "time_to_first_token_seconds")
+        inside = _server(t, "request_queue_time_seconds") + _server(t, "request_prefill_time_seconds")
+        rows.append((ttft, inside))
+    ok = all(inside <= ttft <= inside + BEYOND_PREFILL_S for ttft, inside in rows)
+    return verdict_if(ok, "server TTFT vs queue + prefill: " + ", ".join(f"{a * 1000:.0f} / {b * 1000:.0f} ms" for a, b in rows)
+                      + f" (TTFT must cover them and exceed them by at most {BEYOND_PREFILL_S * 1000:.0f} ms)")
+
+
+def fragment(record):
+    rows = []
+    for i, t in enumerate(record["data"]["trials"]):
+        rows.append([i + 1, render.ms(_client_ttft(t)), render.ms(_server(t, "time_to_first_token_seconds")),
+                     render.ms(_server(t, "request_queue_time_seconds")), render.ms(_server(t, "request_prefill_time_seconds"))])
+    return render.table(["request", "client TTFT (first text chunk)", "server TTFT histogram", "queue", "prefill"], rows)
+
+
+JOB = Job(
+    id="ttft-clocks",
+    title="Server TTFT against client TTFT",
+    question="What does the server's time to first token measure compared with the client's, and where does each "
+             "clock start?",
+    pages=("lifecycle.md",),
+    collect=collect,
+    claims=(
+        Claim("ttft-clocks.server-shorter", "The server's time to first token is shorter than the client's: the "
+              "client's also holds the HTTP round trip and its own parsing.", decide_shorter),
+        Claim("ttft-clocks.covers-queue-and-prefill", "The server's time to first token covers the queue and the "
+              "prefill: a request that waits shows it there.", decide_covers),
+    ),
+    fragments={"table": fragment},
+)
