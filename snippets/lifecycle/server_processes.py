@@ -2,8 +2,11 @@
 
 import os
 import sys
+from urllib.parse import urlparse
 
 import psutil
+
+BASE_URL = os.environ.get("BASE_URL", "http://localhost:8000/v1")
 
 
 def server_processes(port: int) -> list[dict]:
@@ -22,6 +25,6 @@ def server_processes(port: int) -> list[dict]:
 
 
 if __name__ == "__main__":
-    port = int(sys.argv[1]) if len(sys.argv) > 1 else int(os.environ.get("PORT", "8000"))
+    port = int(sys.argv[1]) if len(sys.argv) > 1 else urlparse(BASE_URL).port or 80
     for p in server_processes(port):
         print(f"{p['pid']:>7} {p['ppid']:>7} {p['name']:<16} {p['rss_mib']:>6} MiB {p['cpu_s']:>8.2f} s CPU  {p['cmdline']}")

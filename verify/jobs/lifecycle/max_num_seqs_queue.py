@@ -17,6 +17,8 @@ MAX_TOKENS = 40
 QUEUE_TIME_AGREEMENT = 0.25
 # A queued request's first token comes after at least this share of one full answer per request ahead of it.
 SERIAL_SHARE = 0.8
+# Each request's prefill stays within this many times a lone request's time to first token.
+PREFILL_BOUND = 2.0
 
 
 def collect(ctx) -> dict:
@@ -26,6 +28,7 @@ def collect(ctx) -> dict:
     snippet = ctx.snippet(SNIPPET)
     metrics.wait_idle(ctx.server.url)
     before = metrics.read(ctx.server.url)
+    before_all = metrics.read_all(ctx.server.url)
     sampler = metrics.Sampler(ctx.server.url)
     sampler.start()
     started_at = round(time.perf_counter() - sampler.t0, 3)
@@ -33,9 +36,11 @@ def collect(ctx) -> dict:
     metrics.wait_idle(ctx.server.url)
     sampler.stop()
     after = metrics.read(ctx.server.url)
+    moved = metrics.delta(before_all, metrics.read_all(ctx.server.url), "vllm:")
     return {"requests": [{"capture": "sse", "error": None, **r} for r in results],
             "sent_at_s": started_at, "samples": sampler.samples,
-            "metrics_before": before, "metrics_after": after}
+            "metrics_before": before, "metrics_after": after,
+            "histograms": {k: v for k, v in moved.items() if k.endswith(("_sum", "_count")) and "_bucket" not in k}}
 
 
 def _timings(d) -> list[dict]:
@@ -97,6 +102,27 @@ def decide_queue_metric(d):
                           f"(agreement within {QUEUE_TIME_AGREEMENT:.0%} required)")
 
 
+def _hist(d, name) -> float:
+    return d["histograms"].get(f"vllm:{name}_sum", 0.0)
+
+
+def decide_ttft_includes_queue(d):
+    ttft, queue, prefill = (_hist(d, n) for n in ("time_to_first_token_seconds", "request_queue_time_seconds",
+                                                  "request_prefill_time_seconds"))
+    ok = ttft >= queue + prefill
+    return verdict_if(ok, f"over the {REQUESTS} requests, the server's TTFT histogram grew by {ttft:.2f} s; queue "
+                          f"{queue:.2f} s plus prefill {prefill:.2f} s = {queue + prefill:.2f} s")
+
+
+def decide_prefill_excludes_queue(d):
+    queue, prefill = _hist(d, "request_queue_time_seconds"), _hist(d, "request_prefill_time_seconds")
+    t = _timings(d)
+    alone = t[0]["ttft"]  # the first request did not wait
+    ok = prefill <= PREFILL_BOUND * REQUESTS * alone and prefill < queue
+    return verdict_if(ok, f"prefill histogram grew by {prefill:.2f} s over {REQUESTS} requests (the request that did "
+                          f"not wait had its first token after {alone:.2f} s); the queue histogram by {queue:.2f} s")
+
+
 def fragment_table(record):
     d = record["data"]
     rows = [[i + 1, f"{x['ttft']:.2f} s", f"{x['e2e']:.2f} s", x["tokens"]] for i, x in enumerate(_timings(d))]
@@ -118,7 +144,7 @@ JOB = Job(
     title="Requests beyond --max-num-seqs",
     question="What happens to requests beyond --max-num-seqs: are they queued or rejected, and how do the waiting "
              "count and the queue-time histogram show it?",
-    pages=("lifecycle.md",),
+    pages=("lifecycle.md", "prefill-decode.md"),
     variant="max-num-seqs-1",
     collect=collect,
     claims=(
@@ -130,6 +156,10 @@ JOB = Job(
               "requests ahead of it have finished: the wait is part of its time to first token.", decide_serial),
         Claim("max-num-seqs-queue.queue-time-histogram", "vllm:request_queue_time_seconds records each request once, "
               "and its sum matches the waits the clients saw.", decide_queue_metric),
+        Claim("max-num-seqs-queue.ttft-includes-queue", "The server's time-to-first-token histogram includes the time "
+              "a request waited in the queue.", decide_ttft_includes_queue),
+        Claim("max-num-seqs-queue.prefill-excludes-queue", "The prefill histogram does not include the wait: it starts "
+              "when the request is first scheduled.", decide_prefill_excludes_queue),
     ),
     fragments={"timings": fragment_table, "queue": fragment_queue},
 )

@@ -1,0 +1,98 @@
+"""The harness's TTFT and ITL against vLLM's own serving benchmark, on the same server and lengths."""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+BENCH = "prefill-decode/vllm_bench.py"
+HARNESS = "prefill-decode/ttft_by_length.py"
+REQUESTS = 5
+OUTPUT_LEN = 32
+INPUT_LEN = 128  # random tokens, to which the chat template adds its own
+HARNESS_SENTENCES = 8  # about the same prompt length, counted by the server
+TTFT_AGREEMENT = 0.25
+ITL_AGREEMENT = 0.15
+
+
+def collect(ctx) -> dict:
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+    import time
+
+    from openai import OpenAI
+
+    from verify.measure.metrics import wait_idle
+    harness = ctx.snippet(HARNESS)
+    script = ctx.snippet_path(BENCH)
+    import httpx
+    # The server names its model's folder (or hub id) as the model's root: the benchmark's tokenizer.
+    root = httpx.get(ctx.base_url + "/models", timeout=10).json()["data"][0].get("root")
+    tokenizer = root if root and os.path.isdir(root) else None
+    out = os.path.join(tempfile.mkdtemp(), "bench.json")
+    seed = time.time_ns() % 1_000_000  # fresh prompts: nothing for the prefix cache to serve
+    wait_idle(ctx.server.url)
+    bench = {"capture": "command", "seed": seed, "input_len": INPUT_LEN, "output_len": OUTPUT_LEN}
+    if tokenizer is None:
+        bench.update(exit_code=None, lines=[], error="the server's model folder is not on this machine: the benchmark needs it as its tokenizer")
+    else:
+        env = {**os.environ, "BASE_URL": ctx.base_url, "OUT": out, "SEED": str(seed), "HF_HUB_OFFLINE": "1"}
+        proc = subprocess.run([sys.executable, str(script), tokenizer], env=env, capture_output=True, text=True,
+                              timeout=600)
+        lines = [{"t": 0, "line": line} for line in proc.stdout.splitlines() if line.strip()]
+        bench.update(exit_code=proc.returncode, lines=lines,
+                     result={k: v for k, v in json.load(open(out)).items() if not isinstance(v, list)}
+                     if proc.returncode == 0 else None)
+    wait_idle(ctx.server.url)
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    runs = []
+    for i in range(REQUESTS):
+        r = harness.measure(client, harness.prompt_of(HARNESS_SENTENCES, f"harness {seed} {i}"), max_tokens=OUTPUT_LEN)
+        runs.append({"capture": "timed-request", "events": r["chunks"], **r})
+    return {"bench": bench, "harness": runs}
+
+
+def figures(d) -> dict:
+    from statistics import median
+    b = d["bench"]["result"]
+    h = d["harness"]
+    return {"bench_ttft": b["median_ttft_ms"] / 1000, "bench_itl": b["median_itl_ms"] / 1000,
+            "bench_prompt_tokens": b["total_input_tokens"] / b["completed"],
+            "harness_ttft": median(r["ttft"] for r in h), "harness_itl": median(r["itl"] for r in h),
+            "harness_prompt_tokens": median(r["prompt_tokens"] for r in h)}
+
+
+def _agree(d, key, tolerance, label):
+    f = figures(d)
+    a, b = f[f"harness_{key}"], f[f"bench_{key}"]
+    diff = abs(a - b) / b
+    return verdict_if(diff <= tolerance, f"median {label}: harness {a * 1000:.1f} ms ({f['harness_prompt_tokens']:.0f}-token "
+                                         f"prompts), vllm bench serve {b * 1000:.1f} ms ({f['bench_prompt_tokens']:.0f}-token "
+                                         f"prompts): {diff:.0%} apart (tolerance {tolerance:.0%})")
+
+
+def fragment(record):
+    f = figures(record["data"])
+    return render.table(["", "prompt tokens (median)", "TTFT (median)", "ITL (median)"], [
+        ["this site's harness", f"{f['harness_prompt_tokens']:.0f}", render.ms(f["harness_ttft"]), render.ms(f["harness_itl"])],
+        ["vllm bench serve", f"{f['bench_prompt_tokens']:.0f}", render.ms(f["bench_ttft"]), render.ms(f["bench_itl"])]])
+
+
+JOB = Job(
+    id="bench-agreement",
+    title="The harness against vllm bench serve",
+    question="How do the harness's TTFT and inter-token figures compare with vLLM's own serving benchmark on the same "
+             "server, prompt length and output length?",
+    pages=("prefill-decode.md",),
+    collect=collect,
+    claims=(
+        Claim("bench-agreement.ttft-agrees", "The harness's time to first token agrees with vllm bench serve's on "
+              "the same server and prompt length.", lambda d: _agree(d, "ttft", TTFT_AGREEMENT, "TTFT")),
+        Claim("bench-agreement.itl-agrees", "The harness's inter-token latency agrees with vllm bench serve's.",
+              lambda d: _agree(d, "itl", ITL_AGREEMENT, "ITL")),
+    ),
+    fragments={"table": fragment},
+)

@@ -1,0 +1,185 @@
+"""Time to first token and inter-token latency against prompt length, with the server's own view."""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+SNIPPET = "prefill-decode/ttft_by_length.py"
+SENTENCES = (1, 8, 32, 64)  # about 50, 150, 500 and 1000 prompt tokens
+TRIALS = 3
+MAX_TOKENS = 32
+# "Grows": the longest prompt's median TTFT is at least this many times the shortest's.
+TTFT_GROWTH = 3.0
+# "Flat": the longest prompt's median ITL within this share of the shortest's.
+ITL_FLAT = 0.30
+# "Cheaper": one prompt token costs under this share of one generated token.
+PROMPT_TOKEN_SHARE = 0.2
+# "Linear": prefill time per prompt token varies by at most this share across lengths.
+LINEAR_SPREAD = 0.25
+# The client's ITL and the server's inter-token histogram agree within this share.
+ITL_AGREEMENT = 0.15
+
+
+def collect(ctx) -> dict:
+    import time
+
+    from openai import OpenAI
+
+    from verify.measure import metrics
+    snippet = ctx.snippet(SNIPPET)
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    snippet.measure(client, snippet.prompt_of(1, "warm-up"), max_tokens=4)  # not recorded
+    runs = []
+    for trial in range(TRIALS):  # interleaved: drift in machine speed hits every length alike
+        for n in SENTENCES:
+            metrics.wait_idle(ctx.server.url)
+            before = metrics.read_all(ctx.server.url)
+            # A tag never used before: a repeated prompt would be served from the prefix cache.
+            tag = f"{time.time_ns()} trial {trial}, {n} sentences"
+            r = snippet.measure(client, snippet.prompt_of(n, tag), max_tokens=MAX_TOKENS)
+            metrics.wait_idle(ctx.server.url)
+            moved = metrics.delta(before, metrics.read_all(ctx.server.url), "vllm:")
+            server = {k.removeprefix("vllm:"): v for k, v in moved.items() if k.endswith(("_sum", "_count")) and (
+                "prefill_time" in k or "time_to_first_token" in k or "inter_token_latency" in k)}
+            runs.append({"capture": "timed-request", "events": r["chunks"], "sentences": n, **r, "server": server})
+    return {"runs": runs}
+
+
+def by_length(d) -> list[dict]:
+    """Per prompt length: median client TTFT and ITL, median server prefill and ITL."""
+    from statistics import median
+    out = []
+    for n in SENTENCES:
+        rs = [r for r in d["runs"] if r["sentences"] == n]
+        srv_itl = [r["server"]["inter_token_latency_seconds_sum"] / r["server"]["inter_token_latency_seconds_count"]
+                   for r in rs]
+        out.append({"sentences": n, "prompt_tokens": rs[0]["prompt_tokens"], "n": len(rs),
+                    "ttft": median(r["ttft"] for r in rs), "ttft_min": min(r["ttft"] for r in rs),
+                    "ttft_max": max(r["ttft"] for r in rs), "itl": median(r["itl"] for r in rs),
+                    "prefill": median(r["server"]["request_prefill_time_seconds_sum"] for r in rs),
+                    "server_itl": median(srv_itl)})
+    return out
+
+
+def decide_ttft_grows(d):
+    rows = by_length(d)
+    rising = all(a["ttft"] < b["ttft"] for a, b in zip(rows, rows[1:]))
+    ratio = rows[-1]["ttft"] / rows[0]["ttft"]
+    return verdict_if(rising and ratio >= TTFT_GROWTH, "median TTFT " + ", ".join(
+        f"{r['prompt_tokens']} tokens: {r['ttft'] * 1000:.0f} ms" for r in rows) +
+        f"; the longest is {ratio:.1f}x the shortest (at least {TTFT_GROWTH:.0f}x required)")
+
+
+def decide_prefill_grows(d):
+    rows = by_length(d)
+    rising = all(a["prefill"] < b["prefill"] for a, b in zip(rows, rows[1:]))
+    return verdict_if(rising, "median server prefill time " + ", ".join(
+        f"{r['prompt_tokens']} tokens: {r['prefill'] * 1000:.0f} ms" for r in rows))
+
+
+def decide_itl_flat(d):
+    rows = by_length(d)
+    change = rows[-1]["itl"] / rows[0]["itl"] - 1
+    return verdict_if(abs(change) <= ITL_FLAT, "median ITL " + ", ".join(
+        f"{r['prompt_tokens']} tokens: {r['itl'] * 1000:.1f} ms" for r in rows) +
+        f"; longest vs shortest {change:+.0%} (flat means within {ITL_FLAT:.0%})")
+
+
+def decide_linear(d):
+    rows = by_length(d)[1:]  # from about 150 tokens on: below that, fixed costs dominate
+    per_token = [r["prefill"] / r["prompt_tokens"] for r in rows]
+    spread = max(per_token) / min(per_token) - 1
+    return verdict_if(spread <= LINEAR_SPREAD, "server prefill time per prompt token: " + ", ".join(
+        f"{r['prompt_tokens']} tokens: {p * 1000:.2f} ms" for r, p in zip(rows, per_token)) +
+        f"; spread {spread:.0%} (linear means within {LINEAR_SPREAD:.0%})")
+
+
+def token_costs(d) -> dict:
+    rows = by_length(d)
+    per_prompt_token = (rows[-1]["ttft"] - rows[0]["ttft"]) / (rows[-1]["prompt_tokens"] - rows[0]["prompt_tokens"])
+    per_generated = sorted(r["itl"] for r in rows)[len(rows) // 2]
+    return {"prompt_token_s": per_prompt_token, "generated_token_s": per_generated}
+
+
+def decide_cheaper(d):
+    c = token_costs(d)
+    share = c["prompt_token_s"] / c["generated_token_s"]
+    return verdict_if(share < PROMPT_TOKEN_SHARE, f"one more prompt token adds {c['prompt_token_s'] * 1000:.2f} ms to "
+                      f"TTFT; one generated token takes {c['generated_token_s'] * 1000:.1f} ms: a prompt token costs "
+                      f"{share:.1%} of a generated one (under {PROMPT_TOKEN_SHARE:.0%} required)")
+
+
+def decide_itl_agrees(d):
+    rows = by_length(d)
+    diffs = [abs(r["itl"] - r["server_itl"]) / r["server_itl"] for r in rows]
+    return verdict_if(max(diffs) <= ITL_AGREEMENT, "client vs server inter-token latency: " + ", ".join(
+        f"{r['itl'] * 1000:.1f} / {r['server_itl'] * 1000:.1f} ms" for r in rows) +
+        f" (agreement within {ITL_AGREEMENT:.0%} required)")
+
+
+def fragment_table(record):
+    rows = [[r["prompt_tokens"], f"{r['ttft'] * 1000:.0f} ms", f"{r['ttft_min'] * 1000:.0f} to {r['ttft_max'] * 1000:.0f} ms",
+             f"{r['prefill'] * 1000:.0f} ms", f"{r['itl'] * 1000:.1f} ms", f"{r['server_itl'] * 1000:.1f} ms", r["n"]]
+            for r in by_length(record["data"])]
+    return render.table(["prompt tokens", "TTFT (median)", "TTFT (min to max)", "server prefill (median)",
+                         "ITL (median)", "server ITL (median)", "trials"], rows)
+
+
+def sweep_svg(record) -> str:
+    rows = by_length(record["data"])
+    width, height, left, bottom, top = 720, 300, 70, 50, 20
+    max_tokens = max(r["prompt_tokens"] for r in rows) * 1.05
+    max_ms = max(max(r["ttft_max"] for r in rows), max(r["itl"] for r in rows)) * 1000 * 1.1
+    x = lambda t: left + (width - left - 30) * t / max_tokens  # noqa: E731
+    y = lambda ms: height - bottom - (height - bottom - top) * ms / max_ms  # noqa: E731
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
+             'font-family="sans-serif" font-size="12" role="img" aria-label="TTFT and ITL against prompt length">',
+             '<!-- generated by verify (job prompt-length-sweep) from recorded timings; do not edit -->',
+             f'<line x1="{left}" y1="{height - bottom}" x2="{width - 30}" y2="{height - bottom}" stroke="#999"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{height - bottom}" stroke="#999"/>',
+             f'<text x="{(width + left) / 2:.0f}" y="{height - 12}" text-anchor="middle" fill="#333">prompt tokens</text>',
+             f'<text x="14" y="{top + 10}" fill="#333">ms</text>']
+    for ms in range(0, int(max_ms) + 1, max(100, int(max_ms / 5) // 100 * 100)):
+        parts.append(f'<text x="{left - 6}" y="{y(ms) + 4:.1f}" text-anchor="end" fill="#555">{ms}</text>')
+    for r in rows:
+        parts.append(f'<text x="{x(r["prompt_tokens"]):.1f}" y="{height - bottom + 16}" text-anchor="middle" '
+                     f'fill="#555">{r["prompt_tokens"]}</text>')
+    for key, colour, label in (("ttft", "#c0392b", "TTFT (median, min to max)"), ("itl", "#2471a3", "ITL (median)")):
+        pts = " ".join(f'{x(r["prompt_tokens"]):.1f},{y(r[key] * 1000):.1f}' for r in rows)
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
+        for r in rows:
+            parts.append(f'<circle cx="{x(r["prompt_tokens"]):.1f}" cy="{y(r[key] * 1000):.1f}" r="3" fill="{colour}"/>')
+            if key == "ttft":
+                parts.append(f'<line x1="{x(r["prompt_tokens"]):.1f}" y1="{y(r["ttft_min"] * 1000):.1f}" '
+                             f'x2="{x(r["prompt_tokens"]):.1f}" y2="{y(r["ttft_max"] * 1000):.1f}" stroke="{colour}"/>')
+        ly = top + (12 if key == "ttft" else 30)
+        parts.append(f'<rect x="{left + 20}" y="{ly - 9}" width="12" height="3" fill="{colour}"/>')
+        parts.append(f'<text x="{left + 38}" y="{ly - 4}" fill="#333">{label}</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+JOB = Job(
+    id="prompt-length-sweep",
+    title="TTFT and ITL against prompt length",
+    question="How do time to first token and inter-token latency change with prompt length, and what does one prompt "
+             "token cost against one generated token?",
+    pages=("prefill-decode.md",),
+    collect=collect,
+    claims=(
+        Claim("prompt-length-sweep.ttft-grows", "Time to first token grows with prompt length.", decide_ttft_grows),
+        Claim("prompt-length-sweep.prefill-grows", "The server's prefill time grows with prompt length: the growth is "
+              "in the engine, not in the client or the network.", decide_prefill_grows),
+        Claim("prompt-length-sweep.prefill-linear", "Prefill time is proportional to prompt length at these sizes: "
+              "each prompt token costs about the same.", decide_linear),
+        Claim("prompt-length-sweep.itl-flat", "Inter-token latency barely depends on prompt length (up to about a "
+              "thousand tokens on this model).", decide_itl_flat),
+        Claim("prompt-length-sweep.prompt-token-cheaper", "One prompt token costs a small fraction of one generated "
+              "token: prefill works on all prompt tokens at once, decode on one token per step.", decide_cheaper),
+        Claim("prompt-length-sweep.itl-matches-server", "The inter-token latency a client measures agrees with the "
+              "server's vllm:inter_token_latency_seconds.", decide_itl_agrees),
+    ),
+    fragments={"table": fragment_table},
+    artifacts={"sweep.svg": sweep_svg},
+)
