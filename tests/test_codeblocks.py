@@ -19,6 +19,9 @@ import pytest
 from tests.conftest import ROOT
 
 pytestmark = pytest.mark.live
+# Blocks that start a server, load a model in-process, or need the server's model folder as a
+# tokenizer: their jobs run them (the suite's server is already up and the hub is out of reach).
+RUN_BY_THEIR_JOBS = ("server/", "offline/", "prefill-decode/vllm_bench.py")
 INCLUDE = re.compile(r'^(?P<indent>\s*)--8<-- "(?P<path>[^"]+)"\s*$')
 FENCE = re.compile(r"^\s*```")
 
@@ -32,9 +35,8 @@ def expand(markdown: str) -> str:
             text = (ROOT / "snippets" / m.group("path")).read_text()
             out.extend(m.group("indent") + t for t in text.rstrip("\n").splitlines())
             continue
-        # A fence whose first line includes a server script, or an offline-engine snippet (it loads
-        # a model in-process; the offline jobs run it): mark it skipped.
-        if FENCE.match(line) and i + 1 < len(lines) and ('"server/' in lines[i + 1] or '"offline/' in lines[i + 1]):
+        # A fence whose first line includes one of those: mark it skipped.
+        if FENCE.match(line) and i + 1 < len(lines) and any(f'"{p}' in lines[i + 1] for p in RUN_BY_THEIR_JOBS):
             out.append("<!--pytest.mark.skip-->")
             out.append("")
         out.append(line)

@@ -17,6 +17,8 @@ ITL_FLAT = 0.30
 PROMPT_TOKEN_SHARE = 0.2
 # "Linear": prefill time per prompt token varies by at most this share across lengths.
 LINEAR_SPREAD = 0.25
+# A repeated prompt "served from the prefix cache": its TTFT at most this share of the first time's.
+REPEAT_SHARE = 0.5
 # The client's ITL and the server's inter-token histogram agree within this share.
 ITL_AGREEMENT = 0.15
 
@@ -43,7 +45,11 @@ def collect(ctx) -> dict:
             server = {k.removeprefix("vllm:"): v for k, v in moved.items() if k.endswith(("_sum", "_count")) and (
                 "prefill_time" in k or "time_to_first_token" in k or "inter_token_latency" in k)}
             runs.append({"capture": "timed-request", "events": r["chunks"], "sentences": n, **r, "server": server})
-    return {"runs": runs}
+    # The longest prompt once more, word for word: what a repeat costs.
+    metrics.wait_idle(ctx.server.url)
+    r = snippet.measure(client, snippet.prompt_of(SENTENCES[-1], tag), max_tokens=MAX_TOKENS)
+    repeat = {"capture": "timed-request", "events": r["chunks"], **r}
+    return {"runs": runs, "repeat_of_last": repeat}
 
 
 def by_length(d) -> list[dict]:
@@ -118,6 +124,15 @@ def decide_itl_agrees(d):
         f" (agreement within {ITL_AGREEMENT:.0%} required)")
 
 
+def decide_repeat(d):
+    first = d["runs"][-1]
+    again = d["repeat_of_last"]
+    share = again["ttft"] / first["ttft"]
+    return verdict_if(share <= REPEAT_SHARE, f"the {first['prompt_tokens']}-token prompt: TTFT {first['ttft'] * 1000:.0f} ms "
+                                             f"the first time, {again['ttft'] * 1000:.0f} ms repeated word for word "
+                                             f"({share:.0%}; served from cache means at most {REPEAT_SHARE:.0%})")
+
+
 def fragment_table(record):
     rows = [[r["prompt_tokens"], f"{r['ttft'] * 1000:.0f} ms", f"{r['ttft_min'] * 1000:.0f} to {r['ttft_max'] * 1000:.0f} ms",
              f"{r['prefill'] * 1000:.0f} ms", f"{r['itl'] * 1000:.1f} ms", f"{r['server_itl'] * 1000:.1f} ms", r["n"]]
@@ -177,6 +192,8 @@ JOB = Job(
               "thousand tokens on this model).", decide_itl_flat),
         Claim("prompt-length-sweep.prompt-token-cheaper", "One prompt token costs a small fraction of one generated "
               "token: prefill works on all prompt tokens at once, decode on one token per step.", decide_cheaper),
+        Claim("prompt-length-sweep.repeat-served-from-cache", "The same long prompt sent again starts much sooner: "
+              "the prefix cache skips most of its prefill (prefix caching is on by default).", decide_repeat),
         Claim("prompt-length-sweep.itl-matches-server", "The inter-token latency a client measures agrees with the "
               "server's vllm:inter_token_latency_seconds.", decide_itl_agrees),
     ),
