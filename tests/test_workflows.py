@@ -47,3 +47,52 @@ def test_gpu_workflow_runs_the_t4_profile_on_a_self_hosted_runner():
     assert "self-hosted" in text and "t4" in text
     assert "--profile t4" in text and "gh pr create" in text
     assert "schedule:" in text and "workflow_dispatch:" in text
+
+
+def _jobs(name: str) -> dict:
+    import yaml
+    return yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())["jobs"]
+
+
+def _installs(step: dict) -> bool:
+    run = step.get("run", "")
+    return "bootstrap.sh" in run or "pip install" in run or "verify prepare" in run
+
+
+def _restores_cache(step: dict) -> bool:
+    return step.get("uses", "").startswith(("actions/cache/restore@", "actions/cache@"))
+
+
+@pytest.mark.parametrize("workflow", ["verify.yml", "gpu-t4.yml"])
+def test_every_job_that_installs_restores_the_cache_first(workflow):
+    for name, job in _jobs(workflow).items():
+        steps = job.get("steps", [])
+        installs = [i for i, s in enumerate(steps) if _installs(s)]
+        if not installs:
+            continue
+        restores = [i for i, s in enumerate(steps) if _restores_cache(s)]
+        assert restores and restores[0] < installs[0], f"{workflow}: job {name} installs before restoring the cache"
+
+
+def test_one_cache_key_from_the_environments_inputs():
+    jobs = _jobs("verify.yml")
+    key_step = next(s for s in jobs["env"]["steps"] if s.get("id") == "key")
+    inputs = key_step["env"]["INPUTS"]
+    for source in ("pyproject.toml", "verify/bootstrap.sh", "verify/live/model.py"):
+        assert source in inputs
+    for name, job in jobs.items():
+        for step in job.get("steps", []):
+            if _restores_cache(step) and name != "env":
+                assert step["with"]["key"] == "${{ needs.env.outputs.key }}", name
+                assert "env" in job["needs"], name
+
+
+def test_pull_requests_never_write_the_cache():
+    for workflow in ("verify.yml", "gpu-t4.yml"):
+        text = (ROOT / ".github" / "workflows" / workflow).read_text()
+        for name, job in _jobs(workflow).items():
+            for step in job.get("steps", []):
+                if step.get("uses", "").startswith("actions/cache/save@"):
+                    on = __import__("yaml").safe_load(text).get(True) or {}
+                    if "pull_request" in on or "pull_request_target" in on:
+                        assert "github.event_name != 'pull_request'" in step.get("if", ""), f"{workflow}: {name}"

@@ -5,6 +5,7 @@
     verify check                    fail where a page and its evidence disagree
     verify status                   every claim's verdict, age, and the inputs that made it stale
     verify pages                    rewrite generated pages from the evidence (no server)
+    verify prepare                  convert the embedded model (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
 """
@@ -80,6 +81,18 @@ def cmd_pages(args) -> int:
     return 0
 
 
+def cmd_prepare(args) -> int:
+    """Everything a run needs on disk, without starting anything: the converted embedded model."""
+    profile = get_profile(args.profile)
+    if profile.model_source != "embedded":
+        print(f"verify prepare: profile {profile.name} loads {profile.model_source} itself; nothing to prepare")
+        return 0
+    from verify.live.model import prepare_embedded_model
+    folder, facts = prepare_embedded_model(progress=_progress)
+    print(f"verify prepare: model ready in {folder} ({facts['conversion']})")
+    return 0
+
+
 def cmd_serve(args) -> int:
     from verify.live.server import managed_server
     with managed_server(get_profile(args.profile), port=args.port, progress=_progress) as server:
@@ -124,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence")
     s.set_defaults(func=cmd_pages)
+
+    s = sub.add_parser("prepare", help="convert the embedded model now (CI caches the result)")
+    s.add_argument("--profile", **prof)
+    s.set_defaults(func=cmd_prepare)
 
     s = sub.add_parser("serve", help="run the profile's server until Ctrl-C")
     s.add_argument("--profile", **prof)

@@ -1,0 +1,71 @@
+"""Does the evidence say what a page says? One answer, used by `verify check`, the status page and the build.
+
+For a claim on a profile: the record that settles it, the verdict it holds, the
+inputs that changed since it was recorded, and, when the page asserts a
+verdict, whether they agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from verify.evidence.record import Record
+from verify.live.profiles import get_profile
+from verify.registry import find_claim
+
+
+@dataclass(frozen=True)
+class ClaimState:
+    claim_id: str
+    job_id: str
+    profile: str
+    record: Record | None
+    verdict: str  # confirmed / refuted / inconclusive / missing
+    because: str
+    changed: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def stale(self) -> bool:
+        return bool(self.changed)
+
+    def problem(self, expect: str | None) -> str | None:
+        """What is wrong for a page that asserts `expect`, or None when page and fresh evidence agree."""
+        if self.record is None:
+            return f"claim {self.claim_id!r} has no {self.profile} evidence (run: verify run {self.job_id})"
+        if self.stale:
+            return (f"claim {self.claim_id!r}: the {self.profile} evidence of job {self.job_id} is stale; changed: "
+                    f"{', '.join(self.changed)} (run: verify run {self.job_id})")
+        if expect is not None and self.verdict != expect:
+            return (f"page says claim {self.claim_id!r} is {expect}, but the {self.profile} evidence says "
+                    f"{self.verdict}: {self.because} -- correct the prose")
+        return None
+
+
+@lru_cache(maxsize=None)
+def _record(job_id: str, profile: str, root: Path | None) -> Record | None:
+    return Record.load(job_id, profile, root)
+
+
+@lru_cache(maxsize=None)
+def _changed(job_id: str, profile: str, root: Path | None) -> tuple[str, ...]:
+    from verify.registry import get_job
+    rec = _record(job_id, profile, root)
+    return tuple(rec.changed_inputs(get_job(job_id), get_profile(profile))) if rec else ()
+
+
+def claim_state(claim_id: str, profile: str, root: Path | None = None) -> ClaimState:
+    job, _ = find_claim(claim_id)
+    rec = _record(job.id, profile, root)
+    if rec is None:
+        return ClaimState(claim_id, job.id, profile, None, "missing", "no evidence recorded yet")
+    got = rec.verdict(claim_id)
+    return ClaimState(claim_id, job.id, profile, rec, got["verdict"], got.get("because", ""),
+                      _changed(job.id, profile, root))
+
+
+def forget() -> None:
+    """Drop what was read, after records or inputs changed in this process."""
+    _record.cache_clear()
+    _changed.cache_clear()
