@@ -170,7 +170,7 @@ def endings_job(job_id: str, variant: str, logged: bool) -> Job:
         id=job_id,
         title=f"How a request ends, {label}",
         question="How does each way a request can end show in the metrics and in the log?",
-        pages=("lifecycle.md",),
+        pages=("lifecycle.md", "openai-server.md"),
         variant=variant,
         collect=collect,
         claims=tuple(claims),

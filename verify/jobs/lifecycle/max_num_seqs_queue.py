@@ -144,7 +144,7 @@ JOB = Job(
     title="Requests beyond --max-num-seqs",
     question="What happens to requests beyond --max-num-seqs: are they queued or rejected, and how do the waiting "
              "count and the queue-time histogram show it?",
-    pages=("lifecycle.md", "prefill-decode.md"),
+    pages=("lifecycle.md", "prefill-decode.md", "openai-server.md"),
     variant="max-num-seqs-1",
     collect=collect,
     claims=(

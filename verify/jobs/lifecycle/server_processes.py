@@ -59,8 +59,9 @@ def _cpu(d) -> dict[str, float]:
 def decide_three(d):
     roles = _roles(d["after"])
     engine, worker = roles.get("engine core"), roles.get("worker")
+    helpers = [p for p in d["after"] if p["pid"] not in {r["pid"] for r in roles.values()}]
     ok = (engine is not None and worker is not None and engine["ppid"] == roles["api server"]["pid"]
-          and worker["ppid"] == engine["pid"])
+          and worker["ppid"] == engine["pid"] and all("multiprocessing" in p["cmdline"] for p in helpers))
     names = ", ".join(f"{p['name']} (pid {p['pid']}, parent {p['ppid']})" for p in d["after"])
     return verdict_if(ok, f"{len(d['after'])} processes: {names}; the engine core is a child of the API server and "
                           f"the worker a child of the engine core")
@@ -100,8 +101,9 @@ JOB = Job(
     pages=("lifecycle.md",),
     collect=collect,
     claims=(
-        Claim("server-processes.three-processes", "A running server is three processes: the API server, the engine "
-              "core it starts, and the worker the engine core starts.", decide_three),
+        Claim("server-processes.three-processes", "On CPU, a running server is three working processes: the API "
+              "server, the engine core it starts, and the worker the engine core starts (plus Python's multiprocessing "
+              "helper).", decide_three),
         Claim("server-processes.busy-cores", "During a generation the engine core and the worker each keep a CPU core "
               "busy for the whole time; the API server uses a small fraction of one.", decide_busy),
         Claim("server-processes.worker-holds-model", "The worker holds the model: it is the largest process in memory.",

@@ -83,8 +83,8 @@ JOB = Job(
     claims=(
         Claim("ttft-clocks.server-shorter", "The server's time to first token is shorter than the client's: the "
               "client's also holds the HTTP round trip and its own parsing.", decide_shorter),
-        Claim("ttft-clocks.covers-queue-and-prefill", "The server's time to first token covers the queue and the "
-              "prefill: a request that waits shows it there.", decide_covers),
+        Claim("ttft-clocks.covers-queue-and-prefill", "On an idle server, the server's time to first token is the "
+              "queue time plus the prefill time, and little more.", decide_covers),
     ),
     fragments={"table": fragment},
 )

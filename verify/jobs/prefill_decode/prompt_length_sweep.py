@@ -188,14 +188,15 @@ JOB = Job(
               "in the engine, not in the client or the network.", decide_prefill_grows),
         Claim("prompt-length-sweep.prefill-linear", "Prefill time is proportional to prompt length at these sizes: "
               "each prompt token costs about the same.", decide_linear),
-        Claim("prompt-length-sweep.itl-flat", "Inter-token latency barely depends on prompt length (up to about a "
-              "thousand tokens on this model).", decide_itl_flat),
+        Claim("prompt-length-sweep.itl-flat", "Inter-token latency changes far less with prompt length than TTFT: "
+              "within 30 % from the shortest to the longest prompt here.", decide_itl_flat),
         Claim("prompt-length-sweep.prompt-token-cheaper", "One prompt token costs a small fraction of one generated "
               "token: prefill works on all prompt tokens at once, decode on one token per step.", decide_cheaper),
         Claim("prompt-length-sweep.repeat-served-from-cache", "The same long prompt sent again starts much sooner: "
               "the prefix cache skips most of its prefill (prefix caching is on by default).", decide_repeat),
-        Claim("prompt-length-sweep.itl-matches-server", "The inter-token latency a client measures agrees with the "
-              "server's vllm:inter_token_latency_seconds.", decide_itl_agrees),
+        Claim("prompt-length-sweep.itl-matches-server", "On a direct connection, the gaps a client sees between tokens "
+              "are the engine's steps: its inter-token latency agrees with vllm:inter_token_latency_seconds.",
+              decide_itl_agrees),
     ),
     fragments={"table": fragment_table},
     artifacts={"sweep.svg": sweep_svg},

@@ -1,0 +1,58 @@
+"""Which endpoints --api-key protects, on a server started with a key (the api-key variant)."""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+SNIPPET = "openai-server/which_need_a_key.py"
+
+
+def collect(ctx) -> dict:
+    snippet = ctx.snippet(SNIPPET)
+    argv = ctx.server.argv or []
+    # The variant's key, read from the command line the server was started with (never recorded).
+    key = argv[argv.index("--api-key") + 1] if "--api-key" in argv else ""
+    codes = snippet.statuses(ctx.base_url, key)
+    return {"endpoints": {name: {"capture": "probe", "status": c["with key"], "events": 1, "expect_status": [401, 404, 405],
+                                 **c} for name, c in codes.items()},
+            "server_has_key": bool(key)}
+
+
+def _open(d) -> list[str]:
+    return [n for n, c in d["endpoints"].items() if c["without key"] < 400]
+
+
+def decide_v1(d):
+    v1 = {n: c for n, c in d["endpoints"].items() if " /v1/" in n}
+    ok = d["server_has_key"] and all(c["without key"] == 401 and c["with key"] == 200 for c in v1.values())
+    return verdict_if(ok, "; ".join(f"{n}: {c['without key']} without the key, {c['with key']} with it" for n, c in v1.items()))
+
+
+def decide_open(d):
+    others = {n: c for n, c in d["endpoints"].items() if " /v1/" not in n}
+    open_ = [n for n, c in others.items() if c["without key"] == 200]
+    return verdict_if(d["server_has_key"] and len(open_) == len(others),
+                      f"answered without the key: {', '.join(open_) or 'none'}; of {', '.join(others)}")
+
+
+def fragment(record):
+    rows = [[n, c["without key"], c["with key"]] for n, c in record["data"]["endpoints"].items()]
+    return render.table(["endpoint", "HTTP status without the key", "HTTP status with it"], rows)
+
+
+JOB = Job(
+    id="api-key-scope",
+    title="What --api-key protects",
+    question="Which endpoints does --api-key protect, and which stay open?",
+    pages=("openai-server.md",),
+    variant="api-key",
+    collect=collect,
+    claims=(
+        Claim("api-key-scope.v1-protected", "With --api-key, every /v1 endpoint answers 401 without the key.",
+              decide_v1),
+        Claim("api-key-scope.rest-open", "With --api-key, /health, /version, /metrics and /tokenize still answer "
+              "without the key: the key protects /v1 only.", decide_open),
+    ),
+    fragments={"table": fragment},
+)

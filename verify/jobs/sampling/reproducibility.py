@@ -1,0 +1,95 @@
+"""Greedy and seeded sampling: reproducible one after another, and inside a concurrent batch?"""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+SNIPPET = "sampling/repeat_and_batch.py"
+IN_A_ROW = 5
+BATCHES = 3
+SEED = 1234
+
+
+def collect(ctx) -> dict:
+    from openai import OpenAI
+    snippet = ctx.snippet(SNIPPET)
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    data = {}
+    for name, params in (("greedy", {"temperature": 0}), ("seeded", {"temperature": 1.0, "seed": SEED}),
+                         ("unseeded", {"temperature": 1.0})):
+        row = snippet.in_a_row(client, IN_A_ROW, **params)
+        batched = [snippet.among_others(client, **params) for _ in range(BATCHES)]
+        data[name] = {"capture": "answers", "events": len(row) + len(batched), "params": params,
+                      "in_a_row": row, "among_others": batched}
+    return data
+
+
+def _distinct(xs) -> int:
+    return len(set(xs))
+
+
+def decide_greedy_row(d):
+    row = d["greedy"]["in_a_row"]
+    return verdict_if(_distinct(row) == 1, f"temperature 0, {len(row)} requests in a row: {_distinct(row)} distinct answer(s)")
+
+
+def decide_greedy_batch(d):
+    g = d["greedy"]
+    same = [a == g["in_a_row"][0] for a in g["among_others"]]
+    return verdict_if(all(same), f"temperature 0 among five other running requests: {sum(same)} of {len(same)} answers "
+                                 f"equal the answer given alone")
+
+
+def decide_seed_row(d):
+    row = d["seeded"]["in_a_row"]
+    return verdict_if(_distinct(row) == 1, f"temperature 1.0, seed {SEED}, {len(row)} requests in a row: "
+                                           f"{_distinct(row)} distinct answer(s)")
+
+
+def decide_seed_batch(d):
+    s = d["seeded"]
+    same = [a == s["in_a_row"][0] for a in s["among_others"]]
+    return verdict_if(all(same), f"temperature 1.0, seed {SEED}, among five other running requests: {sum(same)} of "
+                                 f"{len(same)} answers equal the answer given alone")
+
+
+def decide_unseeded(d):
+    row = d["unseeded"]["in_a_row"]
+    return verdict_if(_distinct(row) > 1, f"temperature 1.0 without a seed, {len(row)} requests in a row: "
+                                          f"{_distinct(row)} distinct answers")
+
+
+def fragment(record):
+    rows = []
+    for name in ("greedy", "seeded", "unseeded"):
+        x = record["data"][name]
+        first = x["in_a_row"][0]
+        rows.append([name, ", ".join(f"{k}={v}" for k, v in x["params"].items()),
+                     f"{_distinct(x['in_a_row'])} of {len(x['in_a_row'])}",
+                     f"{sum(a == first for a in x['among_others'])} of {len(x['among_others'])}", first])
+    return render.table(["sampling", "parameters", "distinct answers in a row", "same answer among others",
+                         "first answer"], rows)
+
+
+JOB = Job(
+    id="reproducibility",
+    title="Reproducible sampling: greedy, seeded, unseeded",
+    question="Is temperature 0 deterministic, in a row and inside a concurrent batch? Does a fixed seed reproduce a "
+             "sampled answer? What varies without one?",
+    pages=("sampling.md",),
+    collect=collect,
+    claims=(
+        Claim("reproducibility.greedy-in-a-row", "With temperature 0, the same request gives the same answer every "
+              "time when requests come one after another.", decide_greedy_row),
+        Claim("reproducibility.greedy-among-others", "With temperature 0, the answer stays the same when the request "
+              "shares the engine with other running requests.", decide_greedy_batch),
+        Claim("reproducibility.seed-in-a-row", "A fixed seed reproduces a sampled (temperature 1.0) answer.",
+              decide_seed_row),
+        Claim("reproducibility.seed-among-others", "A fixed seed reproduces the sampled answer even when the request "
+              "runs among other requests.", decide_seed_batch),
+        Claim("reproducibility.unseeded-varies", "Without a seed, the same sampled request gives different answers.",
+              decide_unseeded),
+    ),
+    fragments={"table": fragment},
+)

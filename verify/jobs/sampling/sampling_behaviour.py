@@ -1,0 +1,140 @@
+"""Stop strings, logprobs and temperature, min_tokens, and what a request that sets nothing gets."""
+
+from __future__ import annotations
+
+import re
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+STOP_SNIPPET = "sampling/stop_strings.py"
+TEMPERATURES = (0.3, 1.0, 1.8)
+MIN_TOKENS = 30
+PENALTIES = (1.0, 1.8)
+
+
+def collect(ctx) -> dict:
+    from verify.measure.probe import probe
+    stops = ctx.snippet(STOP_SNIPPET)
+    url = ctx.base_url + "/chat/completions"
+    data = {"stop": {str(inc): {"capture": "answer", "events": 1, **stops.count_with_stop(ctx.base_url, inc)}
+                     for inc in (False, True)}}
+    data["logprobs"] = {}
+    for t in TEMPERATURES:
+        body = {"model": "chat", "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 1,
+                "temperature": t, "seed": 1, "logprobs": True, "top_logprobs": 5}
+        data["logprobs"][str(t)] = probe("POST", url, json=body)
+    say_hi = {"model": "chat", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 60, "temperature": 0}
+    data["min_tokens"] = {"without": probe("POST", url, json=say_hi),
+                          "with": probe("POST", url, json={**say_hi, "min_tokens": MIN_TOKENS})}
+    repeat = {"model": "chat", "messages": [{"role": "user", "content": "Write the word apple twenty times."}],
+              "max_tokens": 40, "temperature": 0}
+    data["repetition"] = {str(p): probe("POST", url, json={**repeat, "repetition_penalty": p}) for p in PENALTIES}
+    # A request that sets no sampling parameter at all; the server logs what it applied.
+    mark = ctx.server.log_size()
+    data["nothing_set"] = probe("POST", url, json={"model": "chat", "messages": [{"role": "user", "content": "Hi."}]})
+    rid = (data["nothing_set"].get("body") or {}).get("id", "")
+    data["nothing_set_log"] = [line for line in ctx.server.log_since(mark) if rid and rid in line and "params:" in line]
+    data["managed"] = ctx.server.managed
+    return data
+
+
+def decide_stop_text(d):
+    off, on = d["stop"]["False"], d["stop"]["True"]
+    ok = not off["text"].endswith(", 4") and on["text"].endswith(", 4") and on["text"].startswith(off["text"])
+    return verdict_if(ok, f"stop ', 4': text {off['text']!r}; with include_stop_str_in_output: {on['text']!r}")
+
+
+def decide_stop_reason(d):
+    both = list(d["stop"].values())
+    ok = all(x["finish_reason"] == "stop" and x["stop_reason"] == ", 4" for x in both)
+    return verdict_if(ok, "; ".join(f"finish_reason {x['finish_reason']!r}, stop_reason {x['stop_reason']!r}" for x in both))
+
+
+def _top(d, t):
+    content = d["logprobs"][str(t)]["body"]["choices"][0]["logprobs"]["content"][0]
+    return {x["token"]: x["logprob"] for x in content["top_logprobs"]}
+
+
+def decide_raw_logprobs(d):
+    tops = {t: _top(d, t) for t in TEMPERATURES}
+    common = set.intersection(*(set(x) for x in tops.values()))
+    same = all(len({round(tops[t][tok], 6) for t in TEMPERATURES}) == 1 for tok in common)
+    sample = sorted(common, key=lambda tok: -tops[TEMPERATURES[0]][tok])[:2]
+    return verdict_if(bool(common) and same, "log-probabilities at temperature " + ", ".join(map(str, TEMPERATURES)) +
+                      ": " + "; ".join(f"{tok!r}: " + " / ".join(f"{tops[t][tok]:.4f}" for t in TEMPERATURES)
+                                       for tok in sample))
+
+
+def decide_min_tokens(d):
+    without = d["min_tokens"]["without"]["body"]["usage"]["completion_tokens"]
+    with_ = d["min_tokens"]["with"]["body"]["usage"]["completion_tokens"]
+    return verdict_if(without < MIN_TOKENS <= with_, f"'Say hi.' stops by itself after {without} tokens; with "
+                                                     f"min_tokens={MIN_TOKENS} after {with_}")
+
+
+def _most_repeated(text: str) -> tuple[str, int]:
+    words = re.findall(r"\w+", text.lower())
+    return max(((w, words.count(w)) for w in set(words)), key=lambda x: x[1], default=("", 0))
+
+
+def decide_repetition(d):
+    counts = {p: _most_repeated(d["repetition"][str(p)]["body"]["choices"][0]["message"]["content"]) for p in PENALTIES}
+    low, high = counts[PENALTIES[0]][1], counts[PENALTIES[-1]][1]
+    return verdict_if(high < low, "most repeated word, asked to write 'apple' twenty times: " + "; ".join(
+        f"repetition_penalty {p}: {w!r} x{n}" for p, (w, n) in counts.items()))
+
+
+def _applied(d) -> dict:
+    line = d["nothing_set_log"][0]
+    return {k: v for k, v in re.findall(r"(temperature|top_p|top_k|max_tokens|repetition_penalty)=([^,)]+)", line)}
+
+
+def decide_defaults(d):
+    if not d["managed"]:
+        return verdict_if(None, "the log of a server given by URL is not readable here")
+    a = _applied(d)
+    usage = d["nothing_set"]["body"]["usage"]
+    ok = a.get("temperature") == "1.0" and a.get("top_p") == "1.0"
+    return verdict_if(ok, "logged for a request that set nothing: " + ", ".join(f"{k}={v}" for k, v in a.items()) +
+                      f" (the prompt took {usage['prompt_tokens']} of the 2048-token context)")
+
+
+def fragment(record):
+    d = record["data"]
+    rows = [["stop ', 4'", d["stop"]["False"]["text"], d["stop"]["False"]["finish_reason"], d["stop"]["False"]["stop_reason"]],
+            ["stop ', 4', include_stop_str_in_output", d["stop"]["True"]["text"], d["stop"]["True"]["finish_reason"],
+             d["stop"]["True"]["stop_reason"]]]
+    return render.table(["request", "text", "finish_reason", "stop_reason"], rows)
+
+
+def fragment_logprobs(record):
+    d = record["data"]
+    tops = {t: _top(d, t) for t in TEMPERATURES}
+    tokens = sorted(set().union(*tops.values()), key=lambda tok: -max(x.get(tok, -99) for x in tops.values()))
+    rows = [[repr(tok)] + [f"{tops[t][tok]:.4f}" if tok in tops[t] else "" for t in TEMPERATURES] for tok in tokens]
+    return render.table(["first token"] + [f"logprob at temperature {t}" for t in TEMPERATURES], rows)
+
+
+JOB = Job(
+    id="sampling-behaviour",
+    title="Stop strings, logprobs, min_tokens and defaults",
+    question="Do stop strings appear in the text and what do finish_reason and stop_reason say? Are logprobs taken "
+             "before or after temperature? Does min_tokens hold? What does a request that sets nothing get?",
+    pages=("sampling.md",),
+    collect=collect,
+    claims=(
+        Claim("sampling-behaviour.stop-string-not-in-text", "A stop string is left out of the text, unless "
+              "include_stop_str_in_output is set.", decide_stop_text),
+        Claim("sampling-behaviour.stop-reason-names-it", "A stop string ends the answer with finish_reason stop and "
+              "stop_reason set to the string that matched.", decide_stop_reason),
+        Claim("sampling-behaviour.logprobs-before-temperature", "Returned logprobs are the model's own, taken before "
+              "temperature: they are the same at every temperature.", decide_raw_logprobs),
+        Claim("sampling-behaviour.min-tokens-holds", "min_tokens keeps the model from stopping early.", decide_min_tokens),
+        Claim("sampling-behaviour.repetition-penalty-reduces-repeats", "repetition_penalty above 1 makes the model "
+              "repeat itself less, even when asked to repeat.", decide_repetition),
+        Claim("sampling-behaviour.defaults-when-unset", "A request that sets no sampling parameter gets temperature 1.0 "
+              "and top_p 1.0: the embedded model's generation config sets none.", decide_defaults),
+    ),
+    fragments={"stop": fragment, "logprobs": fragment_logprobs},
+)

@@ -1,0 +1,95 @@
+"""A JSON schema constraint: does every sample obey it, and what does it cost in time?"""
+
+from __future__ import annotations
+
+import json
+
+from verify.job import Claim, Job, verdict_if
+from verify.site import html as render
+
+SNIPPET = "sampling/json_schema.py"
+SAMPLES = 8
+# The constrained answers' time per token may be at most this many times the unconstrained one's.
+COST_FACTOR = 1.5
+
+
+def collect(ctx) -> dict:
+    import time
+
+    from openai import OpenAI
+    snippet = ctx.snippet(SNIPPET)
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    snippet.person(client)  # the first constrained request compiles the grammar: not recorded
+    samples, plain = [], []
+    for _ in range(SAMPLES):
+        t0 = time.perf_counter()
+        text = snippet.person(client)
+        samples.append({"text": text, "seconds": round(time.perf_counter() - t0, 4)})
+        t0 = time.perf_counter()
+        r = client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": "Invent a person: name and age, as JSON."}],
+            max_tokens=60, temperature=1.0)
+        plain.append({"text": r.choices[0].message.content, "seconds": round(time.perf_counter() - t0, 4),
+                      "tokens": r.usage.completion_tokens})
+    # Token counts of the constrained answers, from the server's own tokenizer.
+    import httpx
+    for s in samples:
+        s["tokens"] = httpx.post(ctx.server.url + "/tokenize", json={"model": "chat", "prompt": s["text"]},
+                                 timeout=30).json()["count"]
+    return {"constrained": {"capture": "answers", "events": len(samples), "samples": samples, "schema": snippet.SCHEMA},
+            "unconstrained": {"capture": "answers", "events": len(plain), "samples": plain}}
+
+
+def _valid(text: str) -> bool:
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return False
+    return (isinstance(obj, dict) and set(obj) == {"name", "age"} and isinstance(obj["name"], str)
+            and isinstance(obj["age"], int) and not isinstance(obj["age"], bool))
+
+
+def decide_valid(d):
+    c = d["constrained"]["samples"]
+    u = d["unconstrained"]["samples"]
+    ok = sum(_valid(s["text"]) for s in c)
+    plain_ok = sum(_valid(s["text"]) for s in u)
+    return verdict_if(ok == len(c), f"{ok} of {len(c)} constrained samples (temperature 1.0) parse and match the schema; "
+                                    f"without the constraint, {plain_ok} of {len(u)} do")
+
+
+def _per_token(samples) -> float:
+    from statistics import median
+    return median(s["seconds"] / s["tokens"] for s in samples if s["tokens"])
+
+
+def decide_cost(d):
+    c, u = _per_token(d["constrained"]["samples"]), _per_token(d["unconstrained"]["samples"])
+    return verdict_if(c <= COST_FACTOR * u, f"median time per output token: {c * 1000:.1f} ms constrained, "
+                                            f"{u * 1000:.1f} ms unconstrained ({c / u:.2f}x; at most {COST_FACTOR}x "
+                                            f"required)")
+
+
+def fragment(record):
+    d = record["data"]
+    rows = [["constrained", s["text"], "yes" if _valid(s["text"]) else "no", s["tokens"], f"{s['seconds']:.2f} s"]
+            for s in d["constrained"]["samples"][:4]]
+    rows += [["unconstrained", s["text"], "yes" if _valid(s["text"]) else "no", s["tokens"], f"{s['seconds']:.2f} s"]
+             for s in d["unconstrained"]["samples"][:4]]
+    return render.table(["request", "answer", "matches the schema", "tokens", "time"], rows)
+
+
+JOB = Job(
+    id="structured-output",
+    title="JSON schema constraints",
+    question="Does a JSON schema constraint hold on every sample, and what does it cost in time?",
+    pages=("sampling.md",),
+    collect=collect,
+    claims=(
+        Claim("structured-output.every-sample-valid", "With a JSON schema in response_format, every sampled answer "
+              "parses and matches the schema, even at temperature 1.0.", decide_valid),
+        Claim("structured-output.small-cost", "The constraint costs little time per token once its grammar is "
+              "compiled.", decide_cost),
+    ),
+    fragments={"samples": fragment},
+)
