@@ -75,7 +75,8 @@ def decide_min_tokens(d):
 
 def _most_repeated(text: str) -> tuple[str, int]:
     words = re.findall(r"\w+", text.lower())
-    return max(((w, words.count(w)) for w in set(words)), key=lambda x: x[1], default=("", 0))
+    # Ties go to the alphabetically first word, so the verdict's text is the same on every recomputation.
+    return min(((w, words.count(w)) for w in set(words)), key=lambda x: (-x[1], x[0]), default=("", 0))
 
 
 def decide_repetition(d):
