@@ -229,3 +229,15 @@ def test_status_page_links_land_on_their_claims(site):
     for page, anchor in links:
         target = site / page / "index.html"
         assert f'id="{anchor}"' in target.read_text(), f"{page}#{anchor}"
+
+
+@pytest.mark.browser
+def test_summary_tells_a_refuted_myth_from_a_contradiction(page, served):
+    """Lifecycle states two claims as refuted: they agree with the evidence and read as such."""
+    _visit(page, served, "/lifecycle/", "lifecycle.png")
+    summary = page.locator("#verification-summary")
+    assert "refuted, as the page says" in summary.inner_text()
+    assert summary.locator(".verify-pill.verify-contradicted").count() == 0
+    myth = page.locator("#claim-request-endings--abort-counted")
+    assert myth.locator(".verify-pill.verify-myth").count() >= 1
+    assert "as this page says" in myth.inner_text()

@@ -71,13 +71,20 @@ def _figure(page, job_id: str, name: str, alt: str = "") -> str:
 
 
 def _page_summary(page, markdown: str) -> str:
-    counts = {"confirmed": 0, "refuted": 0, "inconclusive": 0, "missing": 0, "stale": 0}
+    counts = {"confirmed": 0, "myth": 0, "contradicted": 0, "inconclusive": 0, "missing": 0, "stale": 0}
     newest = None
     for d in parse_directives(markdown, page.file.src_path):
         if d.name != "claim":
             continue
         s = agreement.claim_state(d.args[0], DEFAULT_PROFILE)
-        counts[s.verdict] = counts.get(s.verdict, 0) + 1
+        expect = d.kwargs.get("expect")
+        if s.verdict in ("missing", "inconclusive") and s.verdict != expect:
+            kind = s.verdict
+        elif s.verdict != expect:
+            kind = "contradicted"
+        else:
+            kind = "myth" if s.verdict == "refuted" else s.verdict
+        counts[kind] = counts.get(kind, 0) + 1
         counts["stale"] += int(s.stale)
         if s.record and (newest is None or s.record.date > newest):
             newest = s.record.date

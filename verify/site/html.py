@@ -64,9 +64,16 @@ def origin(record, prefix: str, changed: tuple[str, ...] = ()) -> str:
     return " · ".join(text(p) for p in record.origin_parts() if p) + " · " + link + stale
 
 
+def _verdict_pill(verdict: str, expect: str) -> str:
+    """A refuted claim the page itself states as refuted is a myth dispelled, not an error: it looks different."""
+    if verdict == "refuted" and expect == "refuted":
+        return pill("myth", "✘ Refuted, as this page says")
+    return pill(verdict)
+
+
 def claim_box(claim, expect: str, main, states: list, prefix: str) -> str:
     """A claim as the page states it, with the verdict of every profile that has evidence."""
-    rows = "".join(f'<div class="verify-evidence">{pill(s.verdict)} {text(s.because)}'
+    rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
                    f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
     if main.verdict == expect:
         note = (f'<div class="verify-agree"><small>This page states the claim as <em>{text(expect)}</em>; '
@@ -76,7 +83,8 @@ def claim_box(claim, expect: str, main, states: list, prefix: str) -> str:
         note = ""
         mismatch = (f'<div class="verify-mismatch">This page states the claim as <em>{text(expect)}</em>; '
                     f'the evidence says <em>{text(main.verdict)}</em>. The prose is out of date.</div>')
-    return (f'\n<div class="verify-claim verify-{text(main.verdict)}" id="{claim.anchor}">'
+    state = "myth" if main.verdict == expect == "refuted" else main.verdict
+    return (f'\n<div class="verify-claim verify-{text(state)}" id="{claim.anchor}">'
             f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '
             f'<span class="verify-id">{text(claim.id)}</span> <strong>{text(claim.text)}</strong></div>'
             f'{mismatch}{rows}{note}</div>\n')
@@ -98,9 +106,15 @@ def figure(job_id: str, src: str, alt: str, record, prefix: str, changed=()) -> 
             f'{origin(record, prefix, changed)}</small></figcaption></figure>\n')
 
 
+SUMMARY_LABELS = {"confirmed": "confirmed", "myth": "refuted, as the page says",
+                  "contradicted": "contradict the page", "inconclusive": "inconclusive", "missing": "without evidence",
+                  "stale": "stale"}
+
+
 def page_summary(counts: dict[str, int], newest: str | None, profile: str, prefix: str) -> str:
+    """counts: confirmed and myth (page and evidence agree), contradicted, inconclusive, missing; stale on top."""
     total = sum(v for k, v in counts.items() if k != "stale")
-    parts = " ".join(pill(k, f"{counts[k]} {k}") for k in ("confirmed", "refuted", "inconclusive", "missing", "stale")
+    parts = " ".join(pill(k, f"{counts[k]} {label}") for k, label in SUMMARY_LABELS.items()
                      if counts.get(k) or k == "confirmed")
     when = f" · newest evidence {newest[:10]}, {profile} profile" if newest else ""
     return (f'\n<div class="verify-summary" id="verification-summary">{total} claims checked against a live vLLM '
