@@ -241,3 +241,10 @@ def test_summary_tells_a_refuted_myth_from_a_contradiction(page, served):
     myth = page.locator("#claim-request-endings--abort-counted")
     assert myth.locator(".verify-pill.verify-myth").count() >= 1
     assert "as this page says" in myth.inner_text()
+
+
+def test_status_page_tells_refuted_myths_from_contradictions(site):
+    html = (site / "status" / "index.html").read_text()
+    row = html[html.index('id="status-request-endings--abort-counted"'):]
+    row = row[:row.index("</tr>")]
+    assert "verify-myth" in row and "refuted, as the pages say" in row

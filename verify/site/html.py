@@ -132,7 +132,9 @@ def status_table(rows: list[dict], profiles: list[str], prefix: str, page_link) 
                 continue
             stale = (f' {pill("stale")}<br><small>changed: {text(", ".join(s["changed"]))}</small>'
                      if s["stale"] else "")
-            cells.append(f'<td><a href="{prefix}{s["evidence"]}">{pill(s["verdict"], s["verdict"])}</a>{stale}'
+            label = ("refuted, as the pages say" if s["verdict"] == r.get("expect") == "refuted" else s["verdict"])
+            kind = "myth" if s["verdict"] == r.get("expect") == "refuted" else s["verdict"]
+            cells.append(f'<td><a href="{prefix}{s["evidence"]}">{pill(kind, label)}</a>{stale}'
                          f'<br><small>{text((s["date"] or "")[:10])}</small></td>')
         links = " ".join(f'<a href="{prefix}{url}#{r["anchor"]}">{text(name)}</a>'
                          for url, name in map(page_link, r["pages"]))

@@ -13,8 +13,10 @@ def status_rows(evidence_root: Path | None = None) -> list[dict]:
     from verify.site.directives import page_claims
     agreement.forget()
     stated_on: dict[str, list[str]] = {}
+    expected: dict[str, str] = {}
     for pc in page_claims():
         stated_on.setdefault(pc.claim_id, []).append(pc.page)
+        expected[pc.claim_id] = pc.expect
     rows = []
     for job in all_jobs().values():
         for claim in job.claims:
@@ -29,6 +31,7 @@ def status_rows(evidence_root: Path | None = None) -> list[dict]:
                                      "server_version": s.record.engine_version,
                                      "evidence": s.record.evidence_url()}
             rows.append({"job": job.id, "article": job.article, "runs_on": job.runs_on, "claim": claim.id,
+                         "expect": expected.get(claim.id),
                          "text": claim.text, "anchor": claim.anchor,
                          "pages": sorted(set(stated_on.get(claim.id, []))), "profiles": per_profile})
     return rows
