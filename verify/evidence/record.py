@@ -91,9 +91,6 @@ class Record:
                 p["hardware"].get("cpu") or "", f"{day} ({age} days ago)" if age > 0 else day,
                 f"commit {commit}{dirty}"]
 
-    def origin_line(self) -> str:
-        return " · ".join(part for part in self.origin_parts() if part)
-
     def evidence_url(self) -> str:
         """Where the record is published, relative to the site root."""
         return f"evidence/{self.job_id}/{self.profile}.json"
