@@ -51,21 +51,37 @@ def test_an_interrupted_run_keeps_the_previous_record(live_server, tmp_path):
     wait_idle(live_server.url)
 
 
-def test_a_failing_job_exits_non_zero_and_writes_nothing(live_server, tmp_path):
-    # The notebook job with a cell that fails: verification must fail, naming the cell's error.
+def _notebook_with_first_cell(tmp_path, source: str):
     nb_dir = tmp_path / "snippets"
     shutil.copytree(ROOT / "snippets", nb_dir)
     notebook = nb_dir / "getting-started" / "getting_started.ipynb"
     nb = json.loads(notebook.read_text())
     code = next(c for c in nb["cells"] if c["cell_type"] == "code")
-    code["source"] = "raise RuntimeError('a broken cell')"
+    code["source"] = source
     notebook.write_text(json.dumps(nb))
     from verify.context import RunContext
-    from verify.errors import VerifyError
-    from verify.jobs.getting_started import getting_started_notebook as job_module
 
-    class BrokenSnippets(RunContext):
+    class EditedSnippets(RunContext):
         def snippet_path(self, relative):
             return nb_dir / relative
-    with pytest.raises(VerifyError, match="a broken cell"):
-        job_module.collect(BrokenSnippets(server=live_server))
+    return EditedSnippets
+
+
+def test_a_notebook_cell_that_raises_refutes_the_claim_naming_the_error(live_server, tmp_path):
+    from verify.jobs.getting_started import getting_started_notebook as job_module
+    context = _notebook_with_first_cell(tmp_path, "raise RuntimeError('a broken cell')")
+    data = job_module.collect(context(server=live_server))
+    verdict = job_module.JOB.decide(data)["getting-started-notebook.runs"]
+    assert verdict["verdict"] == "refuted"
+    assert "a broken cell" in verdict["because"]
+
+
+def test_a_notebook_that_cannot_reach_the_server_is_inconclusive(live_server, tmp_path):
+    from verify.jobs.getting_started import getting_started_notebook as job_module
+    context = _notebook_with_first_cell(
+        tmp_path, "import openai\nopenai.OpenAI(base_url='http://127.0.0.1:9/v1', api_key='x', max_retries=0)"
+                  ".models.list()")
+    data = job_module.collect(context(server=live_server))
+    verdict = job_module.JOB.decide(data)["getting-started-notebook.runs"]
+    assert verdict["verdict"] == "inconclusive"
+    assert "APIConnectionError" in verdict["because"]

@@ -32,6 +32,10 @@ SETUPS = {
     "nginx-tls": ("tls.conf", True),
     "nginx-streaming": ("streaming.conf", False),
     "nginx-tls-streaming": ("tls-streaming.conf", True),
+    # Set-ups that exist to show a failure: a read timeout shorter than a prefill, and a
+    # proxy that keeps the upstream request going after its client has left.
+    "nginx-short-read-timeout": ("short-read-timeout.conf", False),
+    "nginx-ignore-client-abort": ("ignore-client-abort.conf", False),
 }
 
 LOG_FORMAT = ('log_format timed \'$msec $status $request_time $upstream_response_time '

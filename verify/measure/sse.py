@@ -30,5 +30,8 @@ def capture(url: str, body: dict, timeout: float = 120.0, verify: str | bool = T
                     lines.append({"t": round(time.perf_counter() - t0, 4), "line": line})
     except httpx.HTTPError as e:
         error = f"{type(e).__name__}: {e}"
+    # When the response ended or broke off: the only time there is when a cut stream sent no line.
+    ended_s = round(time.perf_counter() - t0, 4)
     return {"capture": "sse", "status": status, "error": error, "headers": kept_headers, "lines": lines,
+            "ended_s": ended_s,
             "request": body}

@@ -29,13 +29,17 @@ def collect(ctx) -> dict:
     url = ctx.base_url + "/chat/completions"
     snippet = ctx.snippet(SNIPPETS[0])
     stream = capture(url, _body())
-    per_chunk = [{"content": c["choices"][0]["delta"].get("content"), "token_ids": c["choices"][0].get("token_ids")}
+    per_chunk = [{"content": c["choices"][0]["delta"].get("content"), "token_ids": c["choices"][0].get("token_ids"),
+                  "finish_reason": c["choices"][0].get("finish_reason")}
                  for c in transcript.chunks(stream["lines"]) if c.get("choices")]
     with httpx.Client(timeout=60) as client:
         # Each generated token decoded on its own, by the server's own tokenizer.
         token_ids = [t for c in per_chunk for t in (c["token_ids"] or [])]
         per_token = [client.post(ctx.server.url + "/detokenize", json={"model": "chat", "tokens": [t]}).json()["prompt"]
                      for t in token_ids]
+        decoded = iter(per_token)
+        for c in per_chunk:
+            c["tokens_decoded_alone"] = [next(decoded) for _ in (c["token_ids"] or [])]
         # The same request read as raw bytes in small pieces.
         with client.stream("POST", url, json=_body()) as r:
             pieces = list(r.iter_raw(chunk_size=RAW_PIECE_BYTES))
@@ -58,8 +62,17 @@ def collect(ctx) -> dict:
     }
 
 
+def held_back(chunk) -> bool:
+    """A chunk whose token is only part of a character: no text sent, and the token alone is not whole text.
+
+    The end-of-sequence token also comes with no text, but it decodes alone to a
+    special token, not to a broken character, so it is not counted."""
+    return (bool(chunk["token_ids"]) and not chunk["content"]
+            and any(REPLACEMENT in t for t in chunk.get("tokens_decoded_alone", [])))
+
+
 def decide_server(d):
-    held = [i for i, c in enumerate(d["chunks"]) if c["token_ids"] and not c["content"]]
+    held = [i for i, c in enumerate(d["chunks"]) if held_back(c)]
     broken = [c["content"] for c in d["chunks"] if c["content"] and REPLACEMENT in c["content"]]
     whole = d["results"]["concatenated strings"] == d["target"] == d["non_streamed"]
     return verdict_if(whole and not broken and bool(held),
@@ -79,8 +92,9 @@ def decide_clients(d):
 
 
 def fragment_chunks(record):
-    rows = [[i, json.dumps(c["token_ids"]), repr(c["content"])] for i, c in enumerate(record["data"]["chunks"])]
-    return render.table(["chunk", "token ids", "text sent"], rows)
+    rows = [[i, json.dumps(c["token_ids"]), repr(c.get("tokens_decoded_alone")), repr(c["content"]),
+             c.get("finish_reason") or ""] for i, c in enumerate(record["data"]["chunks"])]
+    return render.table(["chunk", "token ids", "each token decoded alone", "text sent", "finish_reason"], rows)
 
 
 def fragment_clients(record):

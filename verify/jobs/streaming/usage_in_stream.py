@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 from verify.site import html as render
-from verify.job import Claim, Job, verdict_if
+from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 from verify.measure.transcript import chunks
 
 SNIPPETS = ("streaming/usage_in_stream.py",)
-REQUEST = {"messages": [{"role": "user", "content": "Name three colours."}], "max_tokens": 30, "temperature": 0}
+# max_tokens well above the answer's length: both requests must stop by themselves, or the counts
+# would be equal by construction (both cut at max_tokens) and the comparison would prove nothing.
+REQUEST = {"messages": [{"role": "user", "content": "Name three colours."}], "max_tokens": 200, "temperature": 0}
 
 
 def collect(ctx) -> dict:
@@ -21,6 +23,7 @@ def collect(ctx) -> dict:
             "raw_with": capture(url, {**base, "stream": True, "stream_options": {"include_usage": True}})}
     non_streamed = OpenAI(base_url=ctx.base_url, api_key="EMPTY").chat.completions.create(model="chat", **REQUEST)
     data["non_streaming_usage"] = non_streamed.usage.model_dump()
+    data["non_streaming_finish_reason"] = non_streamed.choices[0].finish_reason
     # The page's snippet, run as shown.
     snippet = ctx.snippet(SNIPPETS[0])
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY")
@@ -50,12 +53,19 @@ def decide_final_chunk(d):
 
 
 def decide_matches(d):
-    streamed = chunks(d["raw_with"]["lines"])[-1]["usage"]
+    streamed_chunks = chunks(d["raw_with"]["lines"])
+    streamed = streamed_chunks[-1]["usage"]
     plain = d["non_streaming_usage"]
+    finishes = {c["choices"][0]["finish_reason"] for c in streamed_chunks
+                if c.get("choices") and c["choices"][0].get("finish_reason")}
     keys = ("prompt_tokens", "completion_tokens", "total_tokens")
+    counts = ("streamed " + ", ".join(f"{k}={streamed[k]}" for k in keys) +
+              "; non-streamed " + ", ".join(f"{k}={plain[k]}" for k in keys))
+    if finishes != {"stop"} or d["non_streaming_finish_reason"] != "stop":
+        return Verdict(INCONCLUSIVE, f"a request did not stop by itself (streamed: {sorted(finishes)}, non-streamed: "
+                                     f"{d['non_streaming_finish_reason']}), so equal counts would prove nothing; {counts}")
     same = all(streamed[k] == plain[k] for k in keys)
-    return verdict_if(same, "streamed " + ", ".join(f"{k}={streamed[k]}" for k in keys) +
-                      "; non-streamed " + ", ".join(f"{k}={plain[k]}" for k in keys))
+    return verdict_if(same, "both stopped by themselves (finish_reason stop); " + counts)
 
 
 def fragment_final_chunk(record):

@@ -1,0 +1,142 @@
+"""What nginx's proxy_read_timeout bounds: the whole response, or the silence between two reads?
+
+Three requests through nginx with a deliberately short read timeout: a stream
+that lasts several times the timeout with short gaps between tokens, a stream
+whose first token comes only after a prefill longer than the timeout, and a
+non-streaming request whose generation takes longer than the timeout. The slow
+prefill is also timed directly, to show it really exceeds the timeout.
+"""
+
+from __future__ import annotations
+
+import re
+
+from verify.site import html as render
+from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
+from verify.measure import transcript
+
+SETUP = "nginx-short-read-timeout"
+CONFIG = "nginx/short-read-timeout.conf"
+# About 1,500 prompt tokens: a prefill of several seconds on the embedded profile.
+LONG_PROMPT = "Summarise this in one line. " + "The quick brown fox jumps over the lazy dog. " * 150
+SHORT_PROMPT = "Tell a long story about the sea."
+LONG_STREAM_TOKENS = 120  # several seconds of tokens ~50 ms apart
+NON_STREAMING_TOKENS = 80
+# The stream must outlast the timeout by this factor for "the whole response" to be ruled out.
+OUTLAST_FACTOR = 2.0
+
+
+def _body(prompt: str, max_tokens: int, stream: bool) -> dict:
+    import uuid
+    # A fresh cache_salt per request: a prefix-cache hit would skip the very prefill being timed.
+    return {"model": "chat", "messages": [{"role": "user", "content": prompt}], "max_tokens": max_tokens,
+            "temperature": 0, "stream": stream, "ignore_eos": True, "cache_salt": uuid.uuid4().hex}
+
+
+def _cut_capture(capture: dict) -> dict:
+    """A request through the short timeout, expected to be cut off: by a 504, or by nginx closing a
+    stream whose headers it had already passed on. Receiving a status line is what counts as
+    received; a refused connection or a 502 (the server gone) still fails the capture."""
+    cut = {k: v for k, v in capture.items() if k != "lines"}
+    return {**cut, "capture": "proxy-response", "expect_status": [504], "expect_error": True,
+            "events": 1 if capture["status"] is not None else 0, "body_lines": capture["lines"]}
+
+
+def collect(ctx) -> dict:
+    from verify.measure.metrics import wait_idle
+    from verify.measure.sse import capture
+    config = ctx.snippet_path(CONFIG).read_text()
+    timeout_s = float(re.search(r"proxy_read_timeout\s+(\d+)s;", config).group(1))
+    proxy = ctx.proxy(SETUP)
+    via = proxy.url + "/v1/chat/completions"
+    out = {"timeout_s": timeout_s}
+    wait_idle(ctx.server.url)
+    out["long_stream"] = capture(via, _body(SHORT_PROMPT, LONG_STREAM_TOKENS, True))
+    wait_idle(ctx.server.url)
+    out["slow_first_token_direct"] = capture(ctx.base_url + "/chat/completions", _body(LONG_PROMPT, 5, True))
+    wait_idle(ctx.server.url)
+    out["slow_first_token"] = _cut_capture(capture(via, _body(LONG_PROMPT, 5, True)))
+    wait_idle(ctx.server.url)
+    out["non_streaming"] = _cut_capture(capture(via, _body(SHORT_PROMPT, NON_STREAMING_TOKENS, False)))
+    wait_idle(ctx.server.url)
+    out["access_log"] = proxy.access_log()[-4:]
+    for key in ("long_stream", "slow_first_token_direct", "slow_first_token", "non_streaming"):
+        out[key].pop("request")
+    return out
+
+
+def _timing(cap: dict) -> dict:
+    lines = cap["lines"] if "lines" in cap else cap["body_lines"]
+    data = [i for i in lines if i["line"].startswith("data: ")]
+    times = [i["t"] for i in lines]
+    first_text = next((i["t"] for i in data if '"content":"' in i["line"] and '"content":""' not in i["line"]), None)
+    gaps = [b["t"] - a["t"] for a, b in zip(data, data[1:])]
+    return {"status": cap["status"], "done": any(i["line"] == "data: [DONE]" for i in data),
+            "first_text": first_text, "first_line": times[0] if times else None,
+            "end": times[-1] if times else cap.get("ended_s"), "max_gap": max(gaps) if gaps else None, "events": len(data)}
+
+
+def decide_long_stream(d):
+    t, limit = _timing(d["long_stream"]), d["timeout_s"]
+    lasted = t["end"] - t["first_text"] if t["end"] is not None and t["first_text"] is not None else 0
+    if lasted < OUTLAST_FACTOR * limit:
+        return Verdict(INCONCLUSIVE, f"the stream lasted only {lasted:.1f} s, not {OUTLAST_FACTOR:.0f}x the "
+                                     f"{limit:.0f} s timeout")
+    return verdict_if(t["done"] and t["max_gap"] < limit,
+                      f"a stream of {t['events']} events lasted {lasted:.1f} s through a {limit:.0f} s read timeout; "
+                      f"longest gap {render.ms(t['max_gap'])}; [DONE] {'received' if t['done'] else 'missing'}")
+
+
+def decide_slow_first_token(d):
+    direct, via, limit = _timing(d["slow_first_token_direct"]), _timing(d["slow_first_token"]), d["timeout_s"]
+    if direct["first_text"] is None or direct["first_text"] <= limit:
+        return Verdict(INCONCLUSIVE, f"directly, the first text came after {render.ms(direct['first_text'])}, "
+                                     f"not longer than the {limit:.0f} s timeout")
+    cut = via["status"] == 504 or not via["done"]
+    return verdict_if(cut and via["first_text"] is None,
+                      f"directly, the first text came after {render.ms(direct['first_text'])}; through nginx "
+                      f"with a {limit:.0f} s read timeout: HTTP {via['status']}, "
+                      f"{'no text' if via['first_text'] is None else 'text'} received, response ended after "
+                      f"{render.ms(via['end'])}")
+
+
+def decide_non_streaming(d):
+    via, limit = _timing(d["non_streaming"]), d["timeout_s"]
+    return verdict_if(via["status"] == 504 and via["end"] is not None and via["end"] >= limit,
+                      f"a non-streaming request generating {NON_STREAMING_TOKENS} tokens through a {limit:.0f} s "
+                      f"read timeout: HTTP {via['status']} after {render.ms(via['end'])}")
+
+
+def fragment(record):
+    d = record["data"]
+    labels = {"long_stream": f"stream, {LONG_STREAM_TOKENS} tokens", "slow_first_token_direct":
+              "stream, long prompt, directly (no proxy)", "slow_first_token": "stream, long prompt, through nginx",
+              "non_streaming": f"non-streaming, {NON_STREAMING_TOKENS} tokens, through nginx"}
+    rows = []
+    for key, label in labels.items():
+        t = _timing(d[key])
+        rows.append([label, t["status"], render.ms(t["first_text"]), render.ms(t["max_gap"]),
+                     render.ms(t["end"]), "yes" if t["done"] else "no"])
+    return render.table([f"request (read timeout {d['timeout_s']:.0f} s)", "HTTP status", "first text",
+                         "longest gap between events", "response ended", "[DONE]"], rows)
+
+
+JOB = Job(
+    id="proxy-read-timeout",
+    title="What proxy_read_timeout bounds",
+    question="Does nginx's proxy_read_timeout limit a whole streamed response, or only the silence between two "
+             "reads from the server, and what does that mean for slow prefills and non-streaming requests?",
+    pages=("streaming.md",),
+    collect=collect,
+    claims=(
+        Claim("proxy-read-timeout.long-stream-completes", "A stream that lasts several times proxy_read_timeout "
+              "completes, as long as no gap between tokens is longer than the timeout.", decide_long_stream),
+        Claim("proxy-read-timeout.slow-first-token-cut", "A stream whose first token comes later than "
+              "proxy_read_timeout (a long prefill, or a long wait in the queue) is cut off before any text arrives.",
+              decide_slow_first_token),
+        Claim("proxy-read-timeout.non-streaming-cut", "A non-streaming request whose generation takes longer than "
+              "proxy_read_timeout fails with HTTP 504: for it, the whole generation is one silence.",
+              decide_non_streaming),
+    ),
+    fragments={"table": fragment},
+)
