@@ -1,0 +1,171 @@
+"""Does max_tokens reserve KV cache up front, or does a request's cache grow as it generates?
+
+The same prompt, generating the same number of tokens, twice: once with a
+max_tokens just large enough, once with a max_tokens near the context length
+(and abandoned after the same number of tokens). After every token the client
+reads the engine's KV cache usage, so the two curves can be compared token by
+token, and against what an up-front reservation would have shown. The block
+size and the number of blocks are read from the server's cache_config_info.
+"""
+
+from __future__ import annotations
+
+import math
+
+from verify.site import html as render
+from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
+
+PROMPT = "Tell a long story about the sea."
+TOKENS = 260  # enough to cross two block boundaries at the embedded profile's block size
+SMALL_MAX_TOKENS = TOKENS
+LARGE_MAX_TOKENS = 1800  # close to the embedded model's 2,048-token context
+# A usage reading may lag the token the client just received by a step or two.
+LAG_TOKENS = 3
+
+
+def _follow(ctx, max_tokens: int) -> dict:
+    """Stream TOKENS tokens, reading KV cache usage after each; leave when TOKENS have arrived."""
+    import json
+
+    import httpx
+
+    from verify.measure import metrics
+    metrics.wait_idle(ctx.server.url)
+    body = {"model": "chat", "messages": [{"role": "user", "content": PROMPT}], "max_tokens": max_tokens,
+            "temperature": 0, "stream": True, "ignore_eos": True, "stream_options": {"include_usage": True}}
+    readings, status, error, prompt_tokens = [], None, None, None
+    tokens = 0
+    try:
+        with httpx.Client(timeout=120) as client, client.stream("POST", ctx.base_url + "/chat/completions",
+                                                                json=body) as r:
+            status = r.status_code
+            for line in r.iter_lines():
+                if not line.startswith("data: {"):
+                    continue
+                chunk = json.loads(line[6:])
+                if chunk.get("usage"):
+                    prompt_tokens = chunk["usage"]["prompt_tokens"]
+                if not chunk.get("choices") or "role" in chunk["choices"][0]["delta"]:
+                    continue
+                tokens += 1  # one generated token per chunk after the first (chunk-shapes)
+                usage = metrics.read(ctx.server.url, client)["vllm:kv_cache_usage_perc"]
+                readings.append([tokens, usage])
+                if tokens >= TOKENS and max_tokens > TOKENS:
+                    break  # leave: the engine aborts the rest
+    except httpx.HTTPError as e:
+        error = f"{type(e).__name__}: {e}"
+    return {"capture": "usage-readings", "status": status, "error": error, "events": len(readings),
+            "max_tokens": max_tokens, "prompt_tokens": prompt_tokens, "readings": readings}
+
+
+def collect(ctx) -> dict:
+    from verify.measure import metrics
+    info = next(k for k in metrics.read_all(ctx.server.url) if k.startswith("vllm:cache_config_info"))
+    labels = dict(part.split("=", 1) for part in info[info.index("{") + 1:-1].split(","))
+    small = _follow(ctx, SMALL_MAX_TOKENS)
+    large = _follow(ctx, LARGE_MAX_TOKENS)
+    if large["prompt_tokens"] is None:  # the abandoned stream never got its usage chunk; same prompt
+        large["prompt_tokens"] = small["prompt_tokens"]
+    metrics.wait_idle(ctx.server.url)
+    return {"block_size": int(labels["block_size"].strip('"')), "num_blocks": int(labels["num_gpu_blocks"].strip('"')),
+            "small": small, "large": large}
+
+
+def _blocks(d, usage: float) -> int:
+    return round(usage * d["num_blocks"])
+
+
+def _needed(d, prompt_tokens: int, tokens: int) -> int:
+    return math.ceil((prompt_tokens + tokens) / d["block_size"])
+
+
+def decide_reserved(d):
+    large = d["large"]
+    reserved = _needed(d, large["prompt_tokens"], large["max_tokens"])
+    first = _blocks(d, large["readings"][0][1])
+    # The small request's last reading comes after it finished (its blocks already freed): leave it out.
+    same = all(_blocks(d, a[1]) == _blocks(d, b[1]) for a, b in zip(d["small"]["readings"][:-1], large["readings"]))
+    return verdict_if(first >= reserved,
+                      f"with max_tokens {large['max_tokens']} the request held {first} block(s) after its first token "
+                      f"(a reservation would be {reserved} of {d['num_blocks']} blocks of {d['block_size']} tokens); "
+                      f"with max_tokens {d['small']['max_tokens']} it held "
+                      f"{'the same number of blocks at every token' if same else 'a different number of blocks'}")
+
+
+def decide_grows(d):
+    readings = d["large"]["readings"]
+    prompt = d["large"]["prompt_tokens"]
+    levels = sorted({_blocks(d, u) for _, u in readings})
+    if len(levels) < 2:
+        return Verdict(INCONCLUSIVE, f"usage stayed at {levels} block(s) over {len(readings)} tokens: no boundary crossed")
+    off = [(n, _blocks(d, u)) for n, u in readings
+           if not _needed(d, prompt, max(n - LAG_TOKENS, 0)) <= _blocks(d, u) <= _needed(d, prompt, n + LAG_TOKENS)]
+    return verdict_if(not off, f"over {len(readings)} tokens the request held {' → '.join(map(str, levels))} blocks, "
+                               f"each step when prompt + generated tokens crossed a multiple of {d['block_size']}"
+                      + (f"; off by more than {LAG_TOKENS} tokens at {off[:5]}" if off else ""))
+
+
+def figure(record) -> str:
+    """KV cache blocks held against tokens generated, for both max_tokens, with the reservation line."""
+    d = record["data"]
+    w, h, left, bottom, top, right = 560, 260, 50, 40, 20, 20
+    reserved = _needed(d, d["large"]["prompt_tokens"], d["large"]["max_tokens"])
+    ymax = reserved + 1
+    x = lambda n: left + (w - left - right) * n / TOKENS
+    y = lambda b: h - bottom - (h - bottom - top) * b / ymax
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="verify-figure">',
+             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<text x="{(w + left) / 2}" y="{h - 8}" text-anchor="middle" font-size="12" fill="currentColor">'
+             'tokens generated</text>',
+             f'<text x="12" y="{(h - bottom + top) / 2}" font-size="12" fill="currentColor" transform="rotate(-90 12 '
+             f'{(h - bottom + top) / 2})" text-anchor="middle">KV cache blocks held</text>',
+             f'<line x1="{left}" y1="{y(reserved)}" x2="{w - right}" y2="{y(reserved)}" stroke="#c62828" '
+             'stroke-dasharray="5,4"/>',
+             f'<text x="{w - right}" y="{y(reserved) - 5}" text-anchor="end" font-size="11" fill="#c62828">'
+             f'an up-front reservation for max_tokens {d["large"]["max_tokens"]}: {reserved} blocks</text>']
+    for b in range(0, ymax + 1, max(1, ymax // 4)):
+        parts.append(f'<text x="{left - 6}" y="{y(b) + 4}" text-anchor="end" font-size="11" fill="currentColor">{b}</text>')
+    for n in range(0, TOKENS + 1, 50):
+        parts.append(f'<text x="{x(n)}" y="{h - bottom + 15}" text-anchor="middle" font-size="11" '
+                     f'fill="currentColor">{n}</text>')
+    for key, colour, dash in (("small", "#1565c0", ""), ("large", "#2e7d32", ' stroke-dasharray="2,3"')):
+        readings = d[key]["readings"][:-1] if key == "small" else d[key]["readings"]  # last: already finished
+        pts = " ".join(f"{x(n):.1f},{y(_blocks(d, u)):.1f}" for n, u in readings)
+        parts.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
+    parts.append(f'<text x="{left + 8}" y="{top + 60}" font-size="11" fill="#1565c0">max_tokens '
+                 f'{d["small"]["max_tokens"]}</text>')
+    parts.append(f'<text x="{left + 8}" y="{top + 74}" font-size="11" fill="#2e7d32">max_tokens '
+                 f'{d["large"]["max_tokens"]} (dotted; the same steps)</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def fragment(record):
+    d = record["data"]
+    rows = []
+    for key in ("small", "large"):
+        r = d[key]
+        levels = sorted({_blocks(d, u) for _, u in r["readings"]})
+        rows.append([r["max_tokens"], r["prompt_tokens"], len(r["readings"]),
+                     " → ".join(map(str, levels)), _needed(d, r["prompt_tokens"], r["max_tokens"])])
+    return render.table([f"max_tokens (block size {d['block_size']}, {d['num_blocks']} blocks)", "prompt tokens",
+                         "tokens generated", "blocks held as tokens arrived", "blocks a reservation would hold"], rows)
+
+
+JOB = Job(
+    id="kv-reservation",
+    title="KV cache: reserved for max_tokens, or grown block by block?",
+    question="Does a request hold KV cache for its whole max_tokens from the start, or do its blocks grow as it "
+             "generates?",
+    pages=("kv-cache.md", "streaming.md"),
+    collect=collect,
+    claims=(
+        Claim("kv-reservation.reserved-up-front", "A request reserves KV cache for its whole max_tokens when it "
+              "starts.", decide_reserved),
+        Claim("kv-reservation.grows-by-block", "A request's KV cache grows one block at a time, as prompt plus "
+              "generated tokens fill each block.", decide_grows),
+    ),
+    fragments={"table": fragment},
+    artifacts={"blocks.svg": figure},
+)
