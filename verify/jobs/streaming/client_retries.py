@@ -20,6 +20,10 @@ def _count_copies(ctx, client, marker: str) -> dict:
     from verify.measure import metrics
     metrics.wait_idle(ctx.server.url)
     mark = ctx.server.log_size()
+    before = metrics.read(ctx.server.url)
+    # The engine's running count, every 50 ms: do the copies overlap, or run one after another?
+    sampler = metrics.Sampler(ctx.server.url)
+    sampler.start()
     t0 = time.perf_counter()
     error = None
     try:
@@ -29,6 +33,8 @@ def _count_copies(ctx, client, marker: str) -> dict:
         error = type(e).__name__
     client_seconds = time.perf_counter() - t0
     metrics.wait_idle(ctx.server.url)
+    sampler.stop()
+    generated = metrics.read(ctx.server.url)["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"]
     log = ctx.server.log_since(mark)
     added = [line for line in log if "Added request" in line]
     copies = len(added) if ctx.server.managed else None
@@ -37,6 +43,8 @@ def _count_copies(ctx, client, marker: str) -> dict:
             "events": copies if copies is not None else 1,
             "client_error": error, "client_seconds": round(client_seconds, 3),
             "copies_started": copies,
+            "max_running": max((x["num_requests_running"] for x in sampler.samples), default=None),
+            "generated_tokens": generated,
             "log_lines": [line for line in log if "Added request" in line or re.search("abort", line, re.I)]}
 
 
@@ -78,6 +86,20 @@ def decide_amplification(d):
                                   f"{a} copies of the request under default retries and {b} with max_retries=0")
 
 
+def decide_sequential(d):
+    r = d["default_retries"]
+    if r["copies_started"] is None:
+        return Verdict("inconclusive", "copies are counted from the server log, which an external server does not share")
+    if r["copies_started"] < 2:
+        return Verdict("inconclusive", f"only {r['copies_started']} copy started: no retry to compare")
+    one_at_a_time = r["max_running"] == 1
+    cut_short = r["generated_tokens"] < r["copies_started"] * MAX_TOKENS
+    return verdict_if(one_at_a_time and cut_short,
+                      f"{r['copies_started']} copies; at most {r['max_running']:.0f} running at once (metrics every "
+                      f"50 ms); {r['generated_tokens']:.0f} tokens generated in all, against {MAX_TOKENS} per copy "
+                      "had none been aborted when its client gave up")
+
+
 def fragment(record):
     d = record["data"]
     t = d["default_timeout"]
@@ -88,6 +110,8 @@ def fragment(record):
         [f"copies the server ran, default retries, {d['client_timeout_s']:.0f} s timeout",
          f"{d['default_retries']['copies_started']} (client gave up after {d['default_retries']['client_seconds']:.1f} s: "
          f"{d['default_retries']['client_error']})"],
+        ["most copies running at once; tokens generated in all (default retries)",
+         f"{d['default_retries'].get('max_running', 'n/a')}; {d['default_retries'].get('generated_tokens', 'n/a')}"],
         [f"copies the server ran, max_retries=0, {d['client_timeout_s']:.0f} s timeout",
          f"{d['no_retries']['copies_started']} (client gave up after {d['no_retries']['client_seconds']:.1f} s: "
          f"{d['no_retries']['client_error']})"],
@@ -104,6 +128,8 @@ JOB = Job(
     claims=(
         Claim("client-retries.default-timeout", "The openai client's default timeout is at least ten minutes.", decide_timeout),
         Claim("client-retries.retries-by-default", "The openai client retries failed requests by default.", decide_retries),
+        Claim("client-retries.sequential-copies", "Straight to vLLM, the retried copies run one after another: each "
+              "attempt is aborted when its client gives up, before the retry starts.", decide_sequential),
         Claim("client-retries.amplification", "With default retries, a client timeout shorter than the generation makes "
               "the server run the same request several times.", decide_amplification),
     ),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from verify.site import html as render
-from verify.job import Claim, Job, verdict_if
+from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
 PATHS = ("direct", "nginx-default", "nginx-tls", "nginx-streaming", "nginx-tls-streaming")
 MAX_TOKENS = 80
@@ -12,16 +12,20 @@ GROUP_WINDOW_S = 0.005
 # "In blocks": fewer than half as many deliveries as events. "One at a time": at least 80 %.
 BLOCKS_BELOW = 0.5
 SMOOTH_ABOVE = 0.8
+# The server's own TTFT through a proxy counts as "as fast as directly" within this much.
+SERVER_TTFT_TOLERANCE_S = 0.1
+SERVER_SIDE = ("vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds")
 
 
 def collect(ctx) -> dict:
-    from verify.measure.metrics import wait_idle
+    from verify.measure.metrics import delta, read_all, wait_idle
     from verify.measure.sse import capture
     body = {"model": "chat", "messages": [{"role": "user", "content": "Tell a long story about the sea."}],
             "max_tokens": MAX_TOKENS, "temperature": 0, "stream": True, "ignore_eos": True}
-    out = {}
+    out, server_side = {}, {}
     for path in PATHS:
         wait_idle(ctx.server.url)
+        before = read_all(ctx.server.url)
         if path == "direct":
             out[path] = capture(ctx.base_url + "/chat/completions", body)
         else:
@@ -29,7 +33,17 @@ def collect(ctx) -> dict:
             out[path] = capture(proxy.url + "/v1/chat/completions", body,
                                 verify=str(proxy.ca_file) if proxy.ca_file else True)
         out[path].pop("request")
-    return {"captures": out, "request": body, "group_window_s": GROUP_WINDOW_S}
+        wait_idle(ctx.server.url)
+        # The server's own view of the same request: its TTFT and e2e histograms gain one observation each.
+        server_side[path] = delta(before, read_all(ctx.server.url), "vllm:")
+    return {"captures": out, "server_side": server_side, "request": body, "group_window_s": GROUP_WINDOW_S}
+
+
+def server_seconds(d: dict, path: str, metric: str) -> float | None:
+    """The server's own measure of the request on that path (one histogram observation), in seconds."""
+    m = d["server_side"][path]
+    count = m.get(metric + "_count")
+    return round(m[metric + "_sum"], 4) if count == 1 else None
 
 
 def delivery(capture: dict, window: float = GROUP_WINDOW_S) -> dict:
@@ -57,13 +71,28 @@ def _decide(path, in_blocks):
     return decide
 
 
+def decide_server_unaffected(d):
+    direct = server_seconds(d, "direct", SERVER_SIDE[0])
+    found = {p: server_seconds(d, p, SERVER_SIDE[0]) for p in PATHS}
+    if any(v is None for v in found.values()):
+        return Verdict(INCONCLUSIVE, f"not one TTFT observation per request on every path: {found}")
+    slow = max(found.values()) - direct
+    blocked = delivery(d["captures"]["nginx-tls"])
+    return verdict_if(slow <= SERVER_TTFT_TOLERANCE_S,
+                      "the server's own TTFT: " + ", ".join(f"{p} {render.ms(v)}" for p, v in found.items()) +
+                      f" (tolerance {render.ms(SERVER_TTFT_TOLERANCE_S)} over direct), while the client behind "
+                      f"nginx-tls saw its first text after {render.ms(blocked['ttft'])}")
+
+
 def fragment(record):
+    d = record["data"]
     rows = []
     for path in PATHS:
-        x = delivery(record["data"]["captures"][path])
-        rows.append([path, x["events"], x["deliveries"], render.ms(x["ttft"]), render.ms(x["e2e"])])
+        x = delivery(d["captures"][path])
+        server = [render.ms(server_seconds(d, path, m)) if "server_side" in d else "n/a" for m in SERVER_SIDE]
+        rows.append([path, x["events"], x["deliveries"], render.ms(x["ttft"]), render.ms(x["e2e"]), *server])
     return render.table(["path", "SSE events", "separate deliveries (lines > 5 ms apart)", "first text seen by client",
-                         "last line"], rows)
+                         "last line", "server's TTFT", "server's e2e"], rows)
 
 
 JOB = Job(
@@ -78,6 +107,8 @@ JOB = Job(
               "blocks rather than one at a time.", _decide("nginx-default", True)),
         Claim("proxy-buffering.nginx-tls", "Through nginx with default settings and TLS termination, tokens reach "
               "the client in blocks rather than one at a time.", _decide("nginx-tls", True)),
+        Claim("proxy-buffering.server-unaffected", "Whatever the proxy does to the stream, the server produces it "
+              "as fast as on the direct path: its own TTFT is the same on every path.", decide_server_unaffected),
         Claim("proxy-buffering.nginx-streaming", "Through nginx tuned for streaming, tokens reach the client one at "
               "a time, as they do directly.", _decide("nginx-streaming", False)),
         Claim("proxy-buffering.nginx-tls-streaming", "With TLS termination and the streaming settings, tokens reach "
