@@ -22,6 +22,9 @@ def pytest_addoption(parser):
                      help="use this running vLLM server instead of starting one")
 
 
+from verify.live.proxy import SETUPS as PROXY_SETUPS  # noqa: E402  (each proxy's temp dir is named after its set-up)
+
+
 def our_processes() -> list[str]:
     """vLLM servers and nginx processes started from this checkout or its temp dirs."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
@@ -32,7 +35,7 @@ def our_processes() -> list[str]:
         if pid == mine:
             continue
         if "vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or "verify.live.offline" in args or \
-           ("nginx" in args and ("nginx-default-" in args or "nginx-tls-" in args or "nginx-streaming-" in args)):
+           ("nginx" in args and any(f"{setup}-" in args for setup in PROXY_SETUPS)):
             found.append(line.strip())
     return found
 

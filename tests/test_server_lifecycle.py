@@ -10,6 +10,8 @@ import subprocess
 import time
 
 import httpx
+
+from verify.live.proxy import SETUPS
 import pytest
 
 from tests.conftest import ROOT, VERIFY, our_processes, run_verify
@@ -115,7 +117,7 @@ def test_nginx_missing_is_one_line_error(live_server, tmp_path):
 
 
 @pytest.mark.live
-@pytest.mark.parametrize("setup", ["nginx-default", "nginx-tls", "nginx-streaming"])
+@pytest.mark.parametrize("setup", sorted(SETUPS))
 def test_each_proxy_setup_serves_the_live_server_and_stops(setup, live_server):
     from verify.live.proxy import managed_proxy
     with managed_proxy(setup, live_server.port) as proxy:
