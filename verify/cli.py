@@ -8,6 +8,7 @@
     verify prepare                  convert the embedded model (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
+    verify probe URL                the streaming article's path checks against any endpoint
 """
 
 from __future__ import annotations
@@ -106,6 +107,13 @@ def cmd_bench(args) -> int:
     return bench(get_profile(args.profile), progress=_progress)
 
 
+def cmd_probe(args) -> int:
+    from verify.probe.run import probe
+    return probe(args.url, api_key_env=args.api_key_env, model=args.model, metrics_url=args.metrics_url,
+                 ca_file=args.ca_file, report_path=args.report, time_limit_s=args.time_limit,
+                 progress=lambda m: print(m, file=sys.stderr, flush=True))
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="verify", description="Verify the site's claims against a live vLLM server.")
     sub = p.add_subparsers(dest="command", required=True)
@@ -150,6 +158,19 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="print start-up, first-token and memory figures")
     s.add_argument("--profile", **prof)
     s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("probe", help="run the streaming article's path checks against any OpenAI-compatible endpoint",
+                       description="A few small requests (bounded in number, size and time) against URL, the "
+                                   "OpenAI base ending in /v1. Exit status: 0 when every check agrees with the site "
+                                   "or cannot be known, 3 when one differs, 1 on an error.")
+    s.add_argument("url", metavar="URL", help="the endpoint's OpenAI base URL, e.g. https://llm.example/v1")
+    s.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never printed)")
+    s.add_argument("--model", help="model name to use (default: the first one /models lists)")
+    s.add_argument("--metrics-url", metavar="URL", help="the engine's /metrics, to check that cancellation reaches it")
+    s.add_argument("--ca-file", metavar="PATH", help="a CA certificate to trust for a private TLS endpoint")
+    s.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
+    s.add_argument("--time-limit", type=float, default=120.0, metavar="SECONDS", help="stop after this long (default 120)")
+    s.set_defaults(func=cmd_probe)
     return p
 
 

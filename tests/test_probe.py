@@ -1,0 +1,139 @@
+"""`verify probe`: against the live server directly and through every managed nginx set-up, its verdicts
+must be what the site's own evidence says about each path; bad endpoints give one-line errors."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import os
+import socket
+import threading
+
+import pytest
+
+from tests.conftest import run_verify
+from verify.evidence import store
+from verify.live.proxy import SETUPS, managed_proxy
+
+pytestmark = pytest.mark.live
+
+
+def _site_says_blocks(setup: str) -> bool:
+    """The proxy-buffering record: does this path deliver tokens in blocks? (Set-ups it does not cover stream.)"""
+    claims = store.load("proxy-buffering", "cpu")["claims"]
+    claim = claims.get(f"proxy-buffering.{setup}")
+    return bool(claim) and claim["verdict"] == "confirmed" and setup in ("nginx-default", "nginx-tls")
+
+
+def _site_says_cancel_reaches_engine(setup: str) -> bool:
+    if setup == "nginx-ignore-client-abort":
+        return store.load("cancel-nginx-ignore-abort", "cpu")["claims"][
+            "cancel-nginx-ignore-abort.stream-still-stops"]["verdict"] == "confirmed"
+    return store.load(f"cancel-{setup}", "cpu")["claims"][f"cancel-{setup}.httpx"]["verdict"] == "confirmed"
+
+
+def _probe(url, *extra, env=None):
+    return run_verify("probe", url, *extra, env=env, timeout=300)
+
+
+def _checks(report_file) -> dict:
+    return {c["id"]: c for c in json.loads(report_file.read_text())["checks"]}
+
+
+def test_probe_direct_agrees_with_the_site(live_server, tmp_path):
+    out = _probe(live_server.api, "--metrics-url", live_server.url + "/metrics", "--report", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr
+    checks = _checks(tmp_path / "r.json")
+    assert {c["verdict"] for c in checks.values()} == {"ok"}, checks
+    assert "streaming/#claim-proxy-buffering--nginx-tls" in out.stdout  # each row links to its claim
+
+
+@pytest.mark.parametrize("setup", sorted(s for s in SETUPS if s != "nginx-short-read-timeout"))
+def test_probe_through_each_proxy_reports_what_the_site_measured(setup, live_server, tmp_path):
+    with managed_proxy(setup, live_server.port) as proxy:
+        extra = ["--ca-file", str(proxy.ca_file)] if proxy.ca_file else []
+        out = _probe(proxy.url + "/v1", "--metrics-url", live_server.url + "/metrics",
+                     "--report", str(tmp_path / "r.json"), *extra)
+    assert out.returncode in (0, 3), out.stderr
+    checks = _checks(tmp_path / "r.json")
+    assert checks["delivery"]["verdict"] == ("differs" if _site_says_blocks(setup) else "ok"), checks["delivery"]
+    assert checks["cancellation"]["verdict"] == ("ok" if _site_says_cancel_reaches_engine(setup) else "differs")
+    assert checks["first-chunk"]["verdict"] == checks["finish-length"]["verdict"] == "ok"
+
+
+def test_without_metrics_cancellation_is_unknown_not_guessed(live_server, tmp_path):
+    out = _probe(live_server.api, "--report", str(tmp_path / "r.json"))
+    assert out.returncode == 0, out.stderr
+    assert _checks(tmp_path / "r.json")["cancellation"]["verdict"] == "unknown"
+
+
+def test_the_api_key_never_reaches_output_or_report(live_server, tmp_path):
+    secret = "probe-secret-key-4b1d9"
+    env = {**os.environ, "PROBE_TEST_KEY": secret}
+    out = _probe(live_server.api, "--api-key-env", "PROBE_TEST_KEY", "--report", str(tmp_path / "r.json"), env=env)
+    assert out.returncode == 0, out.stderr
+    assert secret not in out.stdout and secret not in out.stderr
+    assert secret not in (tmp_path / "r.json").read_text()
+
+
+def test_a_model_the_server_does_not_serve_is_an_error(live_server):
+    out = _probe(live_server.api, "--model", "no-such-model")
+    assert out.returncode == 1
+    assert out.stderr.strip().splitlines()[-1].startswith("verify: error: model 'no-such-model' is not served")
+
+
+def test_a_url_that_is_not_the_openai_base_is_an_error(live_server):
+    out = _probe(live_server.url)  # missing /v1: /models is 404
+    assert out.returncode == 1 and "ending in /v1" in out.stderr
+
+
+def test_tls_without_the_ca_is_a_tls_error(live_server):
+    with managed_proxy("nginx-tls", live_server.port) as proxy:
+        out = _probe(proxy.url + "/v1")
+    assert out.returncode == 1 and "TLS error" in out.stderr and "--ca-file" in out.stderr
+
+
+def test_an_unreachable_url_is_an_error():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]  # bound, never listening: connections are refused
+        out = _probe(f"http://127.0.0.1:{port}/v1")
+    assert out.returncode == 1 and "cannot reach" in out.stderr
+
+
+class _Endpoint(http.server.BaseHTTPRequestHandler):
+    """Not a vLLM stand-in: an endpoint that is wrong in one way, to test the probe's bad-input errors."""
+    mode = "401"
+
+    def _send(self, status, kind, body):
+        self.send_response(status)
+        self.send_header("content-type", kind)
+        self.send_header("content-length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def do_GET(self):
+        if self.mode == "401":
+            return self._send(401, "application/json", b'{"error": "unauthorized"}')
+        self._send(200, "application/json", b'{"data": [{"id": "m"}]}')
+
+    def do_POST(self):
+        self._send(200, "application/json", b'{"choices": []}')  # a JSON body where an event stream belongs
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.mark.parametrize("mode, expected", [("401", "answered HTTP 401"), ("json", "did not answer a streaming "
+                                                                                   "request with an event stream")])
+def test_a_wrong_endpoint_is_a_one_line_error(mode, expected):
+    handler = type("Handler", (_Endpoint,), {"mode": mode})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        out = _probe(f"http://127.0.0.1:{server.server_port}/v1")
+    finally:
+        server.shutdown()
+    assert out.returncode == 1
+    last = out.stderr.strip().splitlines()[-1]
+    assert last.startswith("verify: error:") and expected in last

@@ -1,0 +1,143 @@
+"""Verdict rules that must be able to fail: each is fed a committed record (captured from a real
+vLLM server by `verify run`) with one thing changed to the opposite behaviour, and must give the
+opposite verdict or inconclusive. No server output is invented: the changes are edits of real
+captures, named in each test.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from verify.evidence import store
+from verify.registry import all_jobs
+
+
+def _record(job_id: str) -> dict:
+    return copy.deepcopy(store.load(job_id, "cpu")["data"])
+
+
+def _verdict(job_id: str, claim: str, data: dict) -> dict:
+    return all_jobs()[job_id].decide(data)[f"{job_id}.{claim}"]
+
+
+def _edit_chunks(stream: dict, edit) -> None:
+    """Apply edit(chunk) to every JSON chunk of a recorded stream, keeping each line's arrival time."""
+    for item in stream["lines"]:
+        if item["line"].startswith("data: {"):
+            chunk = json.loads(item["line"][6:])
+            edit(chunk)
+            item["line"] = "data: " + json.dumps(chunk)
+
+
+def test_a_first_chunk_with_null_content_refutes_the_empty_string_claim():
+    data = _record("chunk-shapes")
+    assert _verdict("chunk-shapes", "first-chunk-role", data)["verdict"] == "confirmed"
+    first = next(iter(data["streams"].values()))
+    line = next(i for i in first["lines"] if i["line"].startswith("data: {"))
+    chunk = json.loads(line["line"][6:])
+    chunk["choices"][0]["delta"]["content"] = None
+    line["line"] = "data: " + json.dumps(chunk)
+    assert _verdict("chunk-shapes", "first-chunk-role", data)["verdict"] == "refuted"
+
+
+def test_a_length_chunk_that_drops_a_whole_token_refutes_the_finish_token_rule():
+    data = _record("chunk-shapes")
+    name = next(k for k, t in data["finish_tokens"].items() if "\ufffd" in (t["decoded_alone"] or ""))
+    data["finish_tokens"][name]["decoded_alone"] = " sea"  # a whole token, yet its chunk had no text
+    assert _verdict("chunk-shapes", "finish-token", data)["verdict"] == "refuted"
+
+
+def test_usage_compared_on_answers_cut_at_max_tokens_proves_nothing():
+    data = _record("usage-in-stream")
+    assert _verdict("usage-in-stream", "matches-non-streaming", data)["verdict"] == "confirmed"
+
+    def to_length(chunk):
+        for choice in chunk.get("choices", []):
+            if choice.get("finish_reason"):
+                choice["finish_reason"] = "length"
+    _edit_chunks(data["raw_with"], to_length)
+    data["non_streaming_finish_reason"] = "length"
+    assert _verdict("usage-in-stream", "matches-non-streaming", data)["verdict"] == "inconclusive"
+
+
+def test_the_end_of_sequence_chunk_is_not_a_held_character():
+    from verify.jobs.streaming.detokenisation import held_back
+    chunks = _record("detokenisation")["chunks"]
+    last = chunks[-1]
+    assert last["finish_reason"] == "stop" and last["token_ids"] and not last["content"]
+    assert not held_back(last)
+    held = [c for c in chunks if held_back(c)]
+    assert held and all("\ufffd" in "".join(c["tokens_decoded_alone"]) for c in held)
+
+
+def test_without_held_characters_the_server_claim_is_refuted():
+    data = _record("detokenisation")
+    for c in data["chunks"]:
+        c["tokens_decoded_alone"] = ["x" for _ in c["tokens_decoded_alone"]]
+    assert _verdict("detokenisation", "server-whole-characters", data)["verdict"] == "refuted"
+
+
+@pytest.mark.parametrize("job_id, claim", [("cancel-direct", "httpx"), ("cancel-nginx-tls", "openai"),
+                                           ("cancel-nginx-ignore-abort", "non-streaming-keeps-running")])
+def test_a_request_that_was_not_running_when_the_client_left_proves_nothing(job_id, claim):
+    data = _record(job_id)
+    assert _verdict(job_id, claim, data)["verdict"] == "confirmed"
+    for trial in data["trials"].values():
+        trial["running_at_disconnect"] = 0
+        trial["generated_at_disconnect"] = 0
+    verdict = _verdict(job_id, claim, data)
+    assert verdict["verdict"] == "inconclusive" and "no request was running" in verdict["because"]
+
+
+def test_blocks_still_held_after_the_engine_stopped_refute_kv_freed():
+    data = _record("cancel-direct")
+    assert _verdict("cancel-direct", "kv-freed", data)["verdict"] == "confirmed"
+    trial = data["trials"]["httpx"]
+    trial["kv_cache_usage_after"] = trial["kv_cache_usage_at_disconnect"]
+    assert _verdict("cancel-direct", "kv-freed", data)["verdict"] == "refuted"
+
+
+def test_an_engine_that_kept_running_refutes_cancellation():
+    data = _record("cancel-direct")
+    trial = data["trials"]["openai"]
+    trial["stop_after_disconnect_s"], trial["generated_tokens"] = None, trial["max_tokens"]
+    assert _verdict("cancel-direct", "openai", data)["verdict"] == "refuted"
+
+
+def test_a_log_that_was_not_read_is_inconclusive_not_refuted():
+    data = _record("cancel-direct")
+    for trial in data["trials"].values():
+        trial["server_log_read"], trial["abort_log_lines"] = False, []
+    assert _verdict("cancel-direct", "log-line", data)["verdict"] == "inconclusive"
+
+
+def test_a_prefill_shorter_than_the_timeout_cannot_show_the_cut():
+    data = _record("proxy-read-timeout")
+    assert _verdict("proxy-read-timeout", "slow-first-token-cut", data)["verdict"] == "confirmed"
+    data["timeout_s"] = 60.0
+    assert _verdict("proxy-read-timeout", "slow-first-token-cut", data)["verdict"] == "inconclusive"
+
+
+def test_an_up_front_reservation_would_be_seen():
+    data = _record("kv-reservation")
+    assert _verdict("kv-reservation", "reserved-up-front", data)["verdict"] == "refuted"
+    full = 1.0  # every block in use from the first token: what a reservation near the context would show
+    data["large"]["readings"] = [[n, full] for n, _ in data["large"]["readings"]]
+    assert _verdict("kv-reservation", "reserved-up-front", data)["verdict"] == "confirmed"
+
+
+def test_retried_copies_running_side_by_side_refute_sequential_copies():
+    data = _record("client-retries")
+    assert _verdict("client-retries", "sequential-copies", data)["verdict"] == "confirmed"
+    data["default_retries"]["max_running"] = 2
+    assert _verdict("client-retries", "sequential-copies", data)["verdict"] == "refuted"
+
+
+def test_the_same_server_ttft_behind_every_proxy_is_required():
+    data = _record("proxy-buffering")
+    assert _verdict("proxy-buffering", "server-unaffected", data)["verdict"] == "confirmed"
+    data["server_side"]["nginx-tls"]["vllm:time_to_first_token_seconds_sum"] += 3.0
+    assert _verdict("proxy-buffering", "server-unaffected", data)["verdict"] == "refuted"

@@ -1,0 +1,81 @@
+"""The page's probe command, run against nginx with default settings and TLS termination.
+
+The command (snippets/streaming/probe.sh) runs `verify probe` as a reader would
+against their own ingress. On this path the site measured tokens arriving in
+blocks (proxy-buffering); the probe must find the same from the outside, and
+see the engine notice a client that leaves.
+"""
+
+from __future__ import annotations
+
+from verify.site import html as render
+from verify.job import Claim, Job, verdict_if
+
+SNIPPET = "streaming/probe.sh"
+SETUP = "nginx-tls"
+DIFFERS_EXIT = 3  # verify probe's exit status when a check differs from the site
+
+
+def collect(ctx) -> dict:
+    import json
+    import os
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    from verify.paths import ROOT
+    # The probe runs in a child process: its code is declared here, on its behalf.
+    for module in sorted((ROOT / "verify" / "probe").glob("*.py")):
+        ctx.inputs.declare(module)
+    ctx.inputs.declare(ROOT / "verify" / "jobs" / "streaming" / "proxy_buffering.py")
+    script = ctx.snippet_path(SNIPPET)
+    proxy = ctx.proxy(SETUP)
+    with tempfile.TemporaryDirectory() as tmp:
+        report = Path(tmp) / "probe-report.json"
+        env = {**os.environ, "BASE_URL": proxy.url + "/v1", "METRICS_URL": ctx.server.url + "/metrics",
+               "CA_FILE": str(proxy.ca_file), "REPORT": str(report)}
+        done = subprocess.run(["bash", str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+        record = json.loads(report.read_text()) if report.exists() else None
+    return {"run": {"capture": "command", "exit_code": done.returncode, "expect_error": done.returncode == DIFFERS_EXIT,
+                    "error": None if record else (done.stderr.strip().splitlines() or ["no report"])[-1],
+                    "lines": done.stdout.splitlines()},
+            "stderr": done.stderr.splitlines(), "report": record}
+
+
+def _checks(d) -> dict:
+    return {c["id"]: c for c in d["report"]["checks"]}
+
+
+def decide_blocks(d):
+    c = _checks(d)["delivery"]
+    return verdict_if(c["verdict"] == "differs" and d["run"]["exit_code"] == DIFFERS_EXIT,
+                      f"probe through {SETUP}: delivery {c['verdict']} ({c['measured']}); exit status "
+                      f"{d['run']['exit_code']}")
+
+
+def decide_cancel(d):
+    c = _checks(d)["cancellation"]
+    return verdict_if(c["verdict"] == "ok", f"probe through {SETUP}: cancellation {c['verdict']} ({c['measured']})")
+
+
+def fragment_output(record):
+    d = record["data"]
+    return render.pre(d["run"]["lines"] + [f"(exit status {d['run']['exit_code']})"],
+                      "the probe's table, through nginx with default settings and TLS termination (captured)")
+
+
+JOB = Job(
+    id="probe-tls-default",
+    title="The probe command against the TLS ingress",
+    question="Run from outside, does `verify probe` find on the TLS default path what the site's jobs measured "
+             "there: tokens in blocks, and a hang-up that reaches the engine?",
+    pages=("streaming.md",),
+    collect=collect,
+    claims=(
+        Claim("probe-tls-default.finds-blocks", "Through nginx with default settings and TLS termination, the probe "
+              "reports tokens arriving in blocks and exits with status 3.", decide_blocks),
+        Claim("probe-tls-default.cancel-reaches-engine", "Through the same path, with the engine's metrics, the probe "
+              "sees the engine stop when its client leaves.", decide_cancel),
+    ),
+    fragments={"output": fragment_output},
+)

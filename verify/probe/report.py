@@ -1,0 +1,54 @@
+"""The probe's output: a table in the terminal and a JSON report with the site's provenance fields."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+from verify.evidence import provenance, store
+from verify.paths import ROOT
+
+
+def site_root() -> str:
+    """Where claims are linked: mkdocs.yml's site_url when it has one, else paths relative to the site."""
+    found = re.search(r"^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M)
+    return found.group(1).rstrip("/") + "/" if found else ""
+
+
+def safe_url(url: str) -> str:
+    """The URL without user, password or query (which can carry a token)."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def table(checks, root: str) -> str:
+    rows = [("check", "verdict", "measured", "explained at")]
+    rows += [(c.id, c.verdict, c.measured, root + c.claim) for c in checks]
+    widths = [max(len(r[i]) for r in rows) for i in range(3)]
+    return "\n".join(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}" for r in rows)
+
+
+def report(url: str, model: str, server_version: str | None, checks, raw: dict, started: float,
+           secrets: list[str]) -> dict:
+    record = {
+        "generated": "by verify probe; do not edit",
+        "url": safe_url(url), "model": model,
+        "checks": [c.as_record() for c in checks],
+        "data": raw,
+        "provenance": {"server": {"url": safe_url(url), "version": server_version, "model": model},
+                       **provenance.machine_facts(), "date": provenance.utc_now(),
+                       "duration_s": round(time.perf_counter() - started, 1)},
+    }
+    text = json.dumps(store.scrub(record))
+    for secret in secrets:  # belt and braces: the key can appear nowhere, whatever echoed it
+        text = text.replace(secret, "[redacted]")
+    return json.loads(text)
+
+
+def write(path: Path, record: dict) -> None:
+    store.write_atomic(path, json.dumps(record, indent=1, ensure_ascii=False) + "\n")
