@@ -1,0 +1,136 @@
+"""How big the KV cache is, and how the server decided: its start-up report against the model's arithmetic.
+
+Read from the running server: the start-up log line (tokens, maximum
+concurrency), vllm:cache_config_info (block size, blocks, bytes given to the
+cache, prefix caching), and the model's config.json (layers, key-value heads,
+head size) from the folder the server loaded. The cache size is then worked
+out by hand and compared. On the CPU build the bytes come from
+VLLM_CPU_KVCACHE_SPACE; on a GPU from --gpu-memory-utilization (T4 profile).
+"""
+
+from __future__ import annotations
+
+import re
+
+from verify.site import html as render
+from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
+
+DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "half": 2}
+LOG_LINE = re.compile(r"KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+
+
+def collect(ctx) -> dict:
+    import json
+    from pathlib import Path
+
+    from verify.measure import metrics
+    server = ctx.server
+    info = next(k for k in metrics.read_all(server.url) if k.startswith("vllm:cache_config_info"))
+    labels = {k: v.strip('"') for k, v in (p.split("=", 1) for p in info[info.index("{") + 1:-1].split(","))}
+    log = server.log_since(0) if server.managed else []
+    report = [line for line in log if LOG_LINE.search(line)]
+    argv = list(server.argv) if server.managed else []
+    model_dir = Path(argv[argv.index("--model") + 1]) if "--model" in argv else None
+    config = json.loads((model_dir / "config.json").read_text()) if model_dir else None
+    dtype = argv[argv.index("--dtype") + 1] if "--dtype" in argv else None
+    return {"report": {"capture": "startup-log", "error": None if report else "no KV cache line in the server log "
+                       "(an external server's log is not ours to read)", "lines": report},
+            "cache_config": labels, "command": [a for a in argv[1:] if a != str(model_dir)],
+            "model_config": {k: config.get(k) for k in ("num_hidden_layers", "num_key_value_heads",
+                                                       "num_attention_heads", "hidden_size", "head_dim")}
+            if config else None,
+            "dtype": dtype}
+
+
+def _reported(d) -> dict:
+    m = LOG_LINE.search(d["report"]["lines"][0])
+    return {"tokens": int(m.group(1).replace(",", "")), "per_request": int(m.group(2).replace(",", "")),
+            "concurrency": float(m.group(3))}
+
+
+def bytes_per_token(d) -> int:
+    """Keys and values, for every layer and key-value head: 2 x layers x kv heads x head size x bytes."""
+    c = d["model_config"]
+    head = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
+    return 2 * c["num_hidden_layers"] * c["num_key_value_heads"] * head * DTYPE_BYTES[d["dtype"]]
+
+
+def worked_out(d) -> dict:
+    cc = d["cache_config"]
+    block = int(cc["block_size"])
+    per_token = bytes_per_token(d)
+    blocks = int(cc["kv_cache_memory_bytes"]) // (per_token * block)
+    return {"bytes_per_token": per_token, "block_size": block, "blocks": blocks, "tokens": blocks * block}
+
+
+def decide_size(d):
+    rep, cc = _reported(d), d["cache_config"]
+    calc = worked_out(d)
+    ok = calc["blocks"] == int(cc["num_gpu_blocks"]) and calc["tokens"] == rep["tokens"]
+    return verdict_if(ok, f"{int(cc['kv_cache_memory_bytes']) / 2**30:.2f} GiB / ({calc['bytes_per_token']:,} bytes per "
+                          f"token x {calc['block_size']} tokens per block) = {calc['blocks']} blocks = "
+                          f"{calc['tokens']:,} tokens; the server reported {cc['num_gpu_blocks']} blocks and "
+                          f"{rep['tokens']:,} tokens")
+
+
+def decide_concurrency(d):
+    rep = _reported(d)
+    expected = rep["tokens"] / rep["per_request"]
+    return verdict_if(abs(expected - rep["concurrency"]) < 0.01,
+                      f"{rep['tokens']:,} tokens / {rep['per_request']:,} tokens per request (the context length) = "
+                      f"{expected:.2f}; reported {rep['concurrency']:.2f}x")
+
+
+def decide_block_size(d):
+    cc = d["cache_config"]
+    chosen = "--block-size" not in d["command"]
+    if not chosen:
+        return Verdict(INCONCLUSIVE, "the command sets --block-size itself")
+    return verdict_if(int(cc["block_size"]) == 128, f"block size {cc['block_size']} tokens, with no --block-size flag "
+                                                    f"(user_specified_block_size={cc.get('user_specified_block_size')})")
+
+
+def decide_prefix_caching(d):
+    cc = d["cache_config"]
+    flagged = any("prefix-caching" in a for a in d["command"])
+    return verdict_if(cc["enable_prefix_caching"] == "True" and not flagged,
+                      f"enable_prefix_caching={cc['enable_prefix_caching']} with no prefix-caching flag on the "
+                      f"command line (hash {cc.get('prefix_caching_hash_algo')})")
+
+
+def fragment(record):
+    d = record["data"]
+    cc, rep, calc, c = d["cache_config"], _reported(d), worked_out(d), d["model_config"]
+    head = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
+    return render.table(["", "value"], [
+        ["layers x key-value heads x head size (config.json)", f"{c['num_hidden_layers']} x {c['num_key_value_heads']} x {head}"],
+        ["bytes per value (--dtype " + str(d["dtype"]) + ")", DTYPE_BYTES[d["dtype"]]],
+        ["bytes per token (keys and values)", f"{calc['bytes_per_token']:,}"],
+        ["memory given to the cache (kv_cache_memory_bytes)", f"{int(cc['kv_cache_memory_bytes']):,}"],
+        ["block size (tokens)", cc["block_size"]],
+        ["blocks: worked out / reported", f"{calc['blocks']} / {cc['num_gpu_blocks']}"],
+        ["tokens: worked out / reported at start-up", f"{calc['tokens']:,} / {rep['tokens']:,}"],
+        [f"maximum concurrency at {rep['per_request']:,} tokens per request", f"{rep['concurrency']}x"],
+        ["prefix caching", cc["enable_prefix_caching"]],
+    ]) + render.pre(d["report"]["lines"], "the server's start-up line")
+
+
+JOB = Job(
+    id="kv-sizing",
+    title="How big the KV cache is",
+    question="How many tokens does the KV cache hold, how does the server arrive at that number, and what are its "
+             "block size and prefix-caching defaults?",
+    pages=("kv-cache.md",),
+    collect=collect,
+    claims=(
+        Claim("kv-sizing.size-from-memory", "The cache holds as many whole blocks as fit in the memory given to it, "
+              "at 2 x layers x key-value heads x head size x bytes per value per token; the start-up report "
+              "says the same.", decide_size),
+        Claim("kv-sizing.max-concurrency", "The 'maximum concurrency' at start-up is the cache's tokens divided by "
+              "the context length: how many requests of full length fit at once.", decide_concurrency),
+        Claim("kv-sizing.cpu-block-size", "On the CPU build the block size is 128 tokens unless set.",
+              decide_block_size),
+        Claim("kv-sizing.prefix-caching-default", "Prefix caching is on by default.", decide_prefix_caching),
+    ),
+    fragments={"table": fragment},
+)

@@ -1,0 +1,140 @@
+"""KV cache usage over time under a few overlapping requests, and what usage counts once they end.
+
+Four streams start a second apart, each generating a different number of
+tokens; the engine's metrics are sampled every 50 ms until it is idle. Then the
+first request's prompt is sent again: its blocks are still cached (a prefix
+hit) although usage reads zero.
+"""
+
+from __future__ import annotations
+
+from verify.site import html as render
+from verify.job import Claim, Job, verdict_if
+
+PROMPT_TOKENS = 300
+STAGGER_S = 1.0
+MAX_TOKENS = (300, 200, 250, 150)
+
+
+def collect(ctx) -> dict:
+    import threading
+    import time
+    import uuid
+
+    import httpx
+
+    from verify.measure import metrics
+    from verify.measure.prompts import exact_prompt
+    with httpx.Client(timeout=120) as client:
+        block = next(k for k in metrics.read_all(ctx.server.url) if k.startswith("vllm:cache_config_info"))
+        num_blocks = int(block.split('num_gpu_blocks="')[1].split('"')[0])
+        salt = uuid.uuid4().hex  # keeps earlier runs' cache out of it
+        prompts = [f"{i} " + exact_prompt(ctx.server.url, client, PROMPT_TOKENS) for i in range(len(MAX_TOKENS))]
+    metrics.wait_idle(ctx.server.url)
+    results: list[dict] = [{} for _ in MAX_TOKENS]
+    sampler = metrics.Sampler(ctx.server.url)
+    sampler.start()
+
+    def run(i):
+        body = {"model": "chat", "prompt": prompts[i], "max_tokens": MAX_TOKENS[i], "temperature": 0,
+                "ignore_eos": True, "cache_salt": salt}
+        start = time.perf_counter() - sampler.t0
+        r = httpx.post(ctx.base_url + "/completions", json=body, timeout=300)
+        results[i] = {"capture": "request", "status": r.status_code, "events": 1,
+                      "started_s": round(start, 3), "ended_s": round(time.perf_counter() - sampler.t0, 3),
+                      "usage": r.json().get("usage") if r.status_code == 200 else None}
+
+    threads = []
+    for i in range(len(MAX_TOKENS)):
+        threads.append(threading.Thread(target=run, args=(i,)))
+        threads[-1].start()
+        time.sleep(STAGGER_S)
+    for t in threads:
+        t.join()
+    metrics.wait_idle(ctx.server.url)
+    time.sleep(0.3)
+    sampler.stop()
+    before = metrics.read_all(ctx.server.url)
+    again = httpx.post(ctx.base_url + "/completions", json={"model": "chat", "prompt": prompts[0], "max_tokens": 1,
+                                                             "temperature": 0, "cache_salt": salt}, timeout=60)
+    metrics.wait_idle(ctx.server.url)
+    after = metrics.read_all(ctx.server.url)
+    return {"num_blocks": num_blocks, "requests": results, "samples": sampler.samples,
+            "usage_after": sampler.samples[-1]["kv_cache_usage_perc"],
+            "again": {"capture": "request", "status": again.status_code, "events": 1,
+                      "hits": after.get("vllm:prefix_cache_hits_total", 0) - before.get("vllm:prefix_cache_hits_total", 0)}}
+
+
+def _blocks(d, usage) -> int:
+    return round(usage * d["num_blocks"])
+
+
+def decide_rises_and_returns(d):
+    peak = max(_blocks(d, s["kv_cache_usage_perc"]) for s in d["samples"])
+    most_running = max(s["num_requests_running"] for s in d["samples"])
+    after = _blocks(d, d["usage_after"])
+    return verdict_if(peak > 0 and after == 0 and most_running == len(MAX_TOKENS),
+                      f"up to {most_running:.0f} requests running at once; usage peaked at {peak} of {d['num_blocks']} "
+                      f"blocks and read {after} blocks once the last request had ended")
+
+
+def decide_cached_not_counted(d):
+    return verdict_if(_blocks(d, d["usage_after"]) == 0 and d["again"]["hits"] > 0,
+                      f"usage read {d['usage_after'] * 100:.2f} % after the requests ended, yet sending the first "
+                      f"prompt again hit {d['again']['hits']:.0f} cached tokens")
+
+
+def figure(record) -> str:
+    d = record["data"]
+    samples = d["samples"]
+    w, h, left, bottom, top, right = 560, 260, 50, 40, 20, 20
+    tmax = max(s["t"] for s in samples)
+    peak = max(_blocks(d, s["kv_cache_usage_perc"]) for s in samples) or 1
+    x = lambda t: left + (w - left - right) * t / tmax
+    y = lambda b: h - bottom - (h - bottom - top) * b / (peak + 1)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="verify-figure">',
+             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<text x="{(w + left) / 2}" y="{h - 8}" text-anchor="middle" font-size="12" fill="currentColor">'
+             'seconds</text>',
+             f'<text x="12" y="{(h - bottom + top) / 2}" font-size="12" fill="currentColor" transform="rotate(-90 12 '
+             f'{(h - bottom + top) / 2})" text-anchor="middle">KV cache blocks in use</text>']
+    for b in range(0, peak + 2, max(1, (peak + 1) // 4)):
+        parts.append(f'<text x="{left - 6}" y="{y(b) + 4}" text-anchor="end" font-size="11" fill="currentColor">{b}</text>')
+    for t in range(0, int(tmax) + 1, max(1, int(tmax) // 6)):
+        parts.append(f'<text x="{x(t)}" y="{h - bottom + 15}" text-anchor="middle" font-size="11" '
+                     f'fill="currentColor">{t}</text>')
+    for i, r in enumerate(d["requests"]):
+        yy = top + 8 + 10 * i
+        parts.append(f'<line x1="{x(r["started_s"]):.1f}" y1="{yy}" x2="{x(r["ended_s"]):.1f}" y2="{yy}" '
+                     f'stroke="#90a4ae" stroke-width="4"/>')
+    pts = " ".join(f"{x(s['t']):.1f},{y(_blocks(d, s['kv_cache_usage_perc'])):.1f}" for s in samples)
+    parts.append(f'<polyline points="{pts}" fill="none" stroke="#1565c0" stroke-width="2"/>')
+    parts.append(f'<text x="{w - right}" y="{h - bottom - 6}" text-anchor="end" font-size="11" fill="#607d8b">grey bars: '
+                 'each request, start to end</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def fragment(record):
+    d = record["data"]
+    rows = [[i + 1, MAX_TOKENS[i], f"{r['started_s']:.1f} s", f"{r['ended_s']:.1f} s",
+             (r["usage"] or {}).get("prompt_tokens")] for i, r in enumerate(d["requests"])]
+    return render.table(["request", "tokens generated", "started", "ended", "prompt tokens"], rows)
+
+
+JOB = Job(
+    id="kv-timeline",
+    title="KV cache usage over time",
+    question="What does KV cache usage do while a few requests overlap, and what does it count once they end?",
+    pages=("kv-cache.md",),
+    collect=collect,
+    claims=(
+        Claim("kv-timeline.rises-and-returns", "Usage rises with each running request and is back to zero when the "
+              "last one ends.", decide_rises_and_returns),
+        Claim("kv-timeline.cached-not-counted", "Blocks kept for prefix caching do not count as used: usage reads zero "
+              "while a finished request's prompt still hits the cache.", decide_cached_not_counted),
+    ),
+    fragments={"table": fragment},
+    artifacts={"usage.svg": figure},
+)

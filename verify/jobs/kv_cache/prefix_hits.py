@@ -1,0 +1,170 @@
+"""How prefix-cache hits are counted when the same prompt comes twice, over several prompt lengths.
+
+Each prompt is built to an exact token count (checked with the server's
+/tokenize), sent once cold and then again after an unrelated request, each
+request alone, and the engine's prefix-cache counters are read around each
+one. A fresh cache_salt per prompt keeps earlier runs' cache out of it. The
+longest prompt is also timed cold and warm, three times each, to see what a
+hit saves.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from verify.site import html as render
+from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
+
+# Prompt lengths in tokens, around the CPU build's 128-token block: under one block, exactly one,
+# one more than one, exactly two, and long.
+LENGTHS = (100, 128, 129, 256, 300, 1400)
+TIMED_LENGTH = 1400
+TIMED_ROUNDS = 3
+MAX_TOKENS = 24
+# "A hit saves the prefill": the warm median TTFT below this share of the cold median.
+FASTER_BELOW = 0.5
+QUERIES, HITS = "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"
+
+
+def _one(ctx, client, prompt: str, salt: str) -> dict:
+    import json
+    import time
+
+    from verify.measure import metrics
+    metrics.wait_idle(ctx.server.url)
+    before = metrics.read_all(ctx.server.url)
+    body = {"model": "chat", "prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0, "cache_salt": salt,
+            "stream": True, "stream_options": {"include_usage": True}}
+    t0 = time.perf_counter()
+    first, text, status, prompt_tokens = None, [], None, None
+    with client.stream("POST", ctx.base_url + "/completions", json=body) as r:
+        status = r.status_code
+        for line in r.iter_lines():
+            if not line.startswith("data: {"):
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                prompt_tokens = chunk["usage"]["prompt_tokens"]
+            if chunk.get("choices") and chunk["choices"][0].get("text"):
+                first = first if first is not None else time.perf_counter() - t0
+                text.append(chunk["choices"][0]["text"])
+    metrics.wait_idle(ctx.server.url)
+    after = metrics.read_all(ctx.server.url)
+    return {"capture": "request", "status": status, "events": len(text), "prompt_tokens": prompt_tokens,
+            "queries": after.get(QUERIES, 0) - before.get(QUERIES, 0), "hits": after.get(HITS, 0) - before.get(HITS, 0),
+            "ttft_s": round(first, 4) if first is not None else None, "text": "".join(text)}
+
+
+def collect(ctx) -> dict:
+    import uuid
+
+    import httpx
+
+    from verify.measure import metrics
+    from verify.measure.prompts import exact_prompt
+    with httpx.Client(timeout=120) as client:
+        info = next(k for k in metrics.read_all(ctx.server.url) if k.startswith("vllm:cache_config_info"))
+        block = int(info.split('block_size="')[1].split('"')[0])
+        lengths = {}
+        for n in LENGTHS:
+            prompt, salt = exact_prompt(ctx.server.url, client, n), uuid.uuid4().hex
+            cold = _one(ctx, client, prompt, salt)
+            # Something else runs in between: the first request has finished and another has come and gone.
+            between = _one(ctx, client, "An unrelated request.", uuid.uuid4().hex)
+            warm = _one(ctx, client, prompt, salt)
+            lengths[str(n)] = {"cold": cold, "between": between, "warm": warm}
+        timed = []
+        prompt = exact_prompt(ctx.server.url, client, TIMED_LENGTH)
+        for _ in range(TIMED_ROUNDS):
+            salt = uuid.uuid4().hex
+            timed.append({"cold": _one(ctx, client, prompt, salt), "warm": _one(ctx, client, prompt, salt)})
+    return {"block_size": block, "lengths": lengths, "timed": timed}
+
+
+def expected_hits(n: int, block: int) -> int:
+    """Whole blocks only, and never the whole prompt: at least its last token is computed again."""
+    return (n - 1) // block * block
+
+
+def decide_cold(d):
+    cold = {n: x["cold"]["hits"] for n, x in d["lengths"].items()}
+    return verdict_if(all(h == 0 for h in cold.values()),
+                      "hits on the first request of each prompt: " + ", ".join(f"{n} tokens: {h:.0f}" for n, h in cold.items()))
+
+
+def decide_whole_blocks(d):
+    b = d["block_size"]
+    rows = {n: (x["warm"]["prompt_tokens"], x["warm"]["hits"], expected_hits(x["warm"]["prompt_tokens"], b))
+            for n, x in d["lengths"].items()}
+    ok = all(hit == exp for _, hit, exp in rows.values())
+    return verdict_if(ok, f"block size {b}; second request, hits against (tokens - 1) // {b} x {b}: " +
+                      ", ".join(f"{p} tokens: {h:.0f} (expected {e})" for p, h, e in rows.values()))
+
+
+def decide_finished_still_hits(d):
+    long = [x for x in d["lengths"].values() if x["warm"]["prompt_tokens"] > d["block_size"]]
+    return verdict_if(bool(long) and all(x["warm"]["hits"] > 0 for x in long),
+                      f"{sum(1 for x in long if x['warm']['hits'] > 0)} of {len(long)} prompts longer than a block hit "
+                      "the cache after their first request had finished and another request had run")
+
+
+def decide_greedy_unchanged(d):
+    same = {n: x["cold"]["text"] == x["warm"]["text"] for n, x in d["lengths"].items()}
+    same_timed = [t["cold"]["text"] == t["warm"]["text"] for t in d["timed"]]
+    return verdict_if(all(same.values()) and all(same_timed),
+                      f"greedy output with a cache hit equal to the cold run's in {sum(same.values())} of {len(same)} "
+                      f"prompts and {sum(same_timed)} of {len(same_timed)} timed pairs")
+
+
+def decide_faster(d):
+    cold = [t["cold"]["ttft_s"] for t in d["timed"]]
+    warm = [t["warm"]["ttft_s"] for t in d["timed"]]
+    if None in cold or None in warm:
+        return Verdict(INCONCLUSIVE, "a timed request produced no text")
+    c, w = statistics.median(cold), statistics.median(warm)
+    return verdict_if(w < FASTER_BELOW * c,
+                      f"{TIMED_LENGTH}-token prompt, {len(cold)} rounds: TTFT cold median {render.ms(c)} "
+                      f"(range {render.ms(min(cold))} to {render.ms(max(cold))}), with a hit median {render.ms(w)} "
+                      f"(range {render.ms(min(warm))} to {render.ms(max(warm))}); threshold {FASTER_BELOW:.0%} of cold")
+
+
+def fragment(record):
+    d = record["data"]
+    rows = []
+    for n, x in d["lengths"].items():
+        p = x["warm"]["prompt_tokens"]
+        rows.append([p, f"{x['cold']['queries']:.0f} / {x['cold']['hits']:.0f}",
+                     f"{x['warm']['queries']:.0f} / {x['warm']['hits']:.0f}", expected_hits(p, d["block_size"]),
+                     "same" if x["cold"]["text"] == x["warm"]["text"] else "different"])
+    return render.table([f"prompt tokens (block size {d['block_size']})", "first request: queried / hit tokens",
+                         "second request: queried / hit tokens", "(tokens - 1) rounded down to whole blocks",
+                         "greedy output, second against first"], rows)
+
+
+def fragment_timed(record):
+    rows = [[i + 1, render.ms(t["cold"]["ttft_s"]), render.ms(t["warm"]["ttft_s"]), f"{t['warm']['hits']:.0f}"]
+            for i, t in enumerate(record["data"]["timed"])]
+    return render.table([f"round ({TIMED_LENGTH}-token prompt)", "TTFT, cold", "TTFT, same prompt again",
+                         "tokens hit"], rows)
+
+
+JOB = Job(
+    id="prefix-hits",
+    title="Prefix-cache hits for a repeated prompt",
+    question="When the same prompt comes twice, how many of its tokens hit the prefix cache, and what does a hit "
+             "change in the output and in time to first token?",
+    pages=("kv-cache.md",),
+    collect=collect,
+    claims=(
+        Claim("prefix-hits.first-is-cold", "The first request of a prompt hits nothing.", decide_cold),
+        Claim("prefix-hits.whole-blocks-only", "A repeated prompt hits the cache in whole blocks only, and never for "
+              "its last token: (prompt tokens - 1) rounded down to a multiple of the block size. A prompt of one "
+              "block or less hits nothing.", decide_whole_blocks),
+        Claim("prefix-hits.finished-still-hits", "A finished request's blocks stay in the cache: the same prompt "
+              "still hits after the first request ended and another ran.", decide_finished_still_hits),
+        Claim("prefix-hits.greedy-unchanged", "A cache hit does not change a greedy answer.", decide_greedy_unchanged),
+        Claim("prefix-hits.hit-skips-prefill", "A hit skips the prefill of the cached blocks: time to first token of "
+              "a long repeated prompt falls to a fraction of the cold one.", decide_faster),
+    ),
+    fragments={"table": fragment, "timed": fragment_timed},
+)
