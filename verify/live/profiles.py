@@ -63,7 +63,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("no-request-log", "what an operator sees by default: request logging off",
             remove=("--enable-log-requests",)),
     Variant("tiny-kv-cache", "a KV cache too small for the load, so requests are preempted",
-            add=("--num-gpu-blocks-override", "16")),
+            add=("--num-gpu-blocks-override", "17")),
     Variant("small-batch-budget", "a small token budget per step, so long prompts are prefilled in chunks",
             add=("--max-num-batched-tokens", "128")),
     Variant("api-key", "a server that requires a bearer token",
