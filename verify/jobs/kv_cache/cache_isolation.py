@@ -11,6 +11,7 @@ from __future__ import annotations
 from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 
+SNIPPET = "kv-cache/prefix_hits.py"
 PROMPT_TOKENS = 400
 CASES = ("cold, salt A", "again, salt A", "again, salt B", "again, no salt", "again, salt A, prompt_logprobs=1")
 
@@ -29,19 +30,19 @@ def collect(ctx) -> dict:
     with httpx.Client(timeout=120) as client:
         # A nonce word first, so the unsalted request cannot meet blocks from an earlier run.
         prompt = uuid.uuid4().hex[:8] + " " + exact_prompt(ctx.server.url, client, PROMPT_TOKENS)
+        counters = ctx.snippet(SNIPPET).prefix_counters  # the page's own snippet reads the counters
         for case in CASES:
             metrics.wait_idle(ctx.server.url)
-            before = metrics.read_all(ctx.server.url)
+            queried, hit = counters(ctx.server.url)
             r = client.post(ctx.base_url + "/completions", json={"model": "chat", "prompt": prompt, "max_tokens": 4,
                                                                  "temperature": 0, **extra[case]})
             metrics.wait_idle(ctx.server.url)
-            after = metrics.read_all(ctx.server.url)
+            queried_after, hit_after = counters(ctx.server.url)
             body = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
             out[case] = {"capture": "request", "status": r.status_code, "events": 1,
                          "prompt_tokens": (body.get("usage") or {}).get("prompt_tokens"),
                          "prompt_logprobs_returned": bool((body.get("choices") or [{}])[0].get("prompt_logprobs")),
-                         "queries": after.get("vllm:prefix_cache_queries_total", 0) - before.get("vllm:prefix_cache_queries_total", 0),
-                         "hits": after.get("vllm:prefix_cache_hits_total", 0) - before.get("vllm:prefix_cache_hits_total", 0)}
+                         "queries": queried_after - queried, "hits": hit_after - hit}
     return {"cases": out}
 
 

@@ -15,6 +15,7 @@ import re
 from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
+SNIPPET = "kv-cache/cache_config.py"
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "half": 2}
 LOG_LINE = re.compile(r"KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 
@@ -23,10 +24,8 @@ def collect(ctx) -> dict:
     import json
     from pathlib import Path
 
-    from verify.measure import metrics
     server = ctx.server
-    info = next(k for k in metrics.read_all(server.url) if k.startswith("vllm:cache_config_info"))
-    labels = {k: v.strip('"') for k, v in (p.split("=", 1) for p in info[info.index("{") + 1:-1].split(","))}
+    labels = ctx.snippet(SNIPPET).cache_config(server.url)  # the page's own snippet
     log = server.log_since(0) if server.managed else []
     report = [line for line in log if LOG_LINE.search(line)]
     argv = list(server.argv) if server.managed else []

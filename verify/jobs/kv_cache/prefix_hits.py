@@ -23,7 +23,7 @@ TIMED_ROUNDS = 3
 MAX_TOKENS = 24
 # "A hit saves the prefill": the warm median TTFT below this share of the cold median.
 FASTER_BELOW = 0.5
-QUERIES, HITS = "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total"
+SNIPPET = "kv-cache/prefix_hits.py"
 
 
 def _one(ctx, client, prompt: str, salt: str) -> dict:
@@ -31,8 +31,9 @@ def _one(ctx, client, prompt: str, salt: str) -> dict:
     import time
 
     from verify.measure import metrics
+    counters = ctx.snippet(SNIPPET).prefix_counters  # the page's own snippet reads the counters
     metrics.wait_idle(ctx.server.url)
-    before = metrics.read_all(ctx.server.url)
+    queried, hit = counters(ctx.server.url)
     body = {"model": "chat", "prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0, "cache_salt": salt,
             "stream": True, "stream_options": {"include_usage": True}}
     t0 = time.perf_counter()
@@ -49,9 +50,9 @@ def _one(ctx, client, prompt: str, salt: str) -> dict:
                 first = first if first is not None else time.perf_counter() - t0
                 text.append(chunk["choices"][0]["text"])
     metrics.wait_idle(ctx.server.url)
-    after = metrics.read_all(ctx.server.url)
+    queried_after, hit_after = counters(ctx.server.url)
     return {"capture": "request", "status": status, "events": len(text), "prompt_tokens": prompt_tokens,
-            "queries": after.get(QUERIES, 0) - before.get(QUERIES, 0), "hits": after.get(HITS, 0) - before.get(HITS, 0),
+            "queries": queried_after - queried, "hits": hit_after - hit,
             "ttft_s": round(first, 4) if first is not None else None, "text": "".join(text)}
 
 
