@@ -1,0 +1,143 @@
+"""Throughput against concurrency on this server, and the cost per million tokens it implies.
+
+At each concurrency, that many identical-length generations run at once;
+throughput is the tokens generated divided by the wall time of the batch.
+Each level is measured in several rounds, levels interleaved, and the median
+kept. The cost per million generated tokens comes from the page's snippet, at
+an hourly price that is an assumption stated in this file, not a measurement.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+from verify.site import html as render
+from verify.job import Claim, Job, verdict_if
+
+SNIPPET = "cost/cost_per_million.py"
+LEVELS = (1, 2, 4, 8)
+ROUNDS = 3
+MAX_TOKENS = 64
+# An assumed price for a 2-core machine like this one, in dollars per hour: an input of the arithmetic,
+# shown on the page as an assumption. Change it to your own price; the verdicts do not depend on it.
+ASSUMED_PRICE_PER_HOUR = 0.10
+# "Rises with concurrency": each level's median throughput above the previous level's by this factor.
+RISE_FACTOR = 1.2
+
+
+def _batch(ctx, concurrency: int) -> dict:
+    import time
+    from concurrent.futures import ThreadPoolExecutor
+
+    import httpx
+
+    from verify.measure import metrics
+    metrics.wait_idle(ctx.server.url)
+    body = {"model": "chat", "prompt": "Once upon a time", "max_tokens": MAX_TOKENS, "temperature": 0,
+            "ignore_eos": True}
+
+    def one(_):
+        r = httpx.post(ctx.base_url + "/completions", json=body, timeout=300)
+        return r.status_code, (r.json().get("usage") or {}).get("completion_tokens", 0) if r.status_code == 200 else 0
+
+    t0 = time.perf_counter()
+    with ThreadPoolExecutor(concurrency) as pool:
+        results = list(pool.map(one, range(concurrency)))
+    seconds = time.perf_counter() - t0
+    bad = [s for s, _ in results if s != 200]
+    tokens = sum(n for _, n in results)
+    return {"capture": "requests", "status": bad[0] if bad else 200, "events": len(results),
+            "concurrency": concurrency, "tokens": tokens, "seconds": round(seconds, 3)}
+
+
+def collect(ctx) -> dict:
+    snippet = ctx.snippet(SNIPPET)
+    rounds = [[_batch(ctx, c) for c in LEVELS] for _ in range(ROUNDS)]
+    medians = {str(c): statistics.median(r[i]["tokens"] / r[i]["seconds"] for r in rounds)
+               for i, c in enumerate(LEVELS)}
+    return {"rounds": rounds, "price_per_hour": ASSUMED_PRICE_PER_HOUR,
+            "cost_per_million": {c: round(snippet.cost_per_million(ASSUMED_PRICE_PER_HOUR, tps), 4)
+                                 for c, tps in medians.items()}}
+
+
+def throughput(d) -> dict[int, dict]:
+    out = {}
+    for i, c in enumerate(LEVELS):
+        values = [r[i]["tokens"] / r[i]["seconds"] for r in d["rounds"]]
+        out[c] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
+    return out
+
+
+def decide_rises(d):
+    t = throughput(d)
+    ok = all(t[b]["median"] > RISE_FACTOR * t[a]["median"] for a, b in zip(LEVELS, LEVELS[1:]))
+    return verdict_if(ok, "median tokens per second over " + f"{len(d['rounds'])} rounds: " +
+                      ", ".join(f"{c} at once {t[c]['median']:.0f} (range {t[c]['min']:.0f} to {t[c]['max']:.0f})"
+                                for c in LEVELS) + f"; each level above the previous by {RISE_FACTOR}x required")
+
+
+def decide_cost_falls(d):
+    cost = {int(c): v for c, v in d["cost_per_million"].items()}
+    ratio = cost[LEVELS[0]] / cost[LEVELS[-1]]
+    return verdict_if(ratio > 2, f"at ${d['price_per_hour']:.2f}/hour (assumed): ${cost[LEVELS[0]]:.2f} per million "
+                                 f"tokens one request at a time, ${cost[LEVELS[-1]]:.2f} with {LEVELS[-1]} at once "
+                                 f"({ratio:.1f}x cheaper)")
+
+
+def figure(record) -> str:
+    d = record["data"]
+    t = throughput(d)
+    w, h, left, bottom, top, right = 560, 260, 60, 40, 20, 20
+    ymax = max(v["max"] for v in t.values()) * 1.1
+    x = lambda i: left + (w - left - right) * i / (len(LEVELS) - 1)
+    y = lambda v: h - bottom - (h - bottom - top) * v / ymax
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="verify-figure">',
+             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<text x="{(w + left) / 2}" y="{h - 8}" text-anchor="middle" font-size="12" fill="currentColor">'
+             'requests at once</text>',
+             f'<text x="14" y="{(h - bottom + top) / 2}" font-size="12" fill="currentColor" transform="rotate(-90 14 '
+             f'{(h - bottom + top) / 2})" text-anchor="middle">generated tokens per second</text>']
+    for v in range(0, int(ymax) + 1, max(1, int(ymax / 4) // 10 * 10 or 1)):
+        parts.append(f'<text x="{left - 6}" y="{y(v) + 4}" text-anchor="end" font-size="11" fill="currentColor">{v}</text>')
+    pts = []
+    for i, c in enumerate(LEVELS):
+        parts.append(f'<text x="{x(i)}" y="{h - bottom + 15}" text-anchor="middle" font-size="11" fill="currentColor">{c}</text>')
+        parts.append(f'<line x1="{x(i)}" y1="{y(t[c]["min"]):.1f}" x2="{x(i)}" y2="{y(t[c]["max"]):.1f}" '
+                     'stroke="#1565c0" stroke-width="1"/>')
+        pts.append(f"{x(i):.1f},{y(t[c]['median']):.1f}")
+        cost = d["cost_per_million"][str(c)]
+        parts.append(f'<text x="{x(i) + 6}" y="{y(t[c]["median"]) - 6:.1f}" font-size="11" fill="#2e7d32">'
+                     f'${cost:.2f}/M</text>')
+    parts.append(f'<polyline points="{" ".join(pts)}" fill="none" stroke="#1565c0" stroke-width="2"/>')
+    parts.append(f'<text x="{w - right}" y="{top + 10}" text-anchor="end" font-size="11" fill="#2e7d32">green: cost per '
+                 f'million tokens at ${d["price_per_hour"]:.2f}/hour (assumed)</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def fragment(record):
+    d = record["data"]
+    t = throughput(d)
+    rows = [[c, f"{t[c]['median']:.1f}", f"{t[c]['min']:.1f} to {t[c]['max']:.1f}",
+             f"${d['cost_per_million'][str(c)]:.2f}"] for c in LEVELS]
+    return render.table(["requests at once", f"tokens per second (median of {len(d['rounds'])})", "range",
+                         f"cost per million tokens at ${d['price_per_hour']:.2f}/hour (assumed price)"], rows)
+
+
+JOB = Job(
+    id="throughput",
+    title="Throughput and cost per token against concurrency",
+    question="How many tokens per second does this server generate at 1, 2, 4 and 8 requests at once, and what does "
+             "that make a million tokens cost?",
+    pages=("cost.md",),
+    collect=collect,
+    claims=(
+        Claim("throughput.rises-with-concurrency", "Throughput rises with each doubling of the requests running at "
+              "once, from 1 to 8.", decide_rises),
+        Claim("throughput.cost-falls", "So the cost of a million tokens falls: with 8 at once it is less than half "
+              "of one at a time.", decide_cost_falls),
+    ),
+    fragments={"table": fragment},
+    artifacts={"throughput.svg": figure},
+)
