@@ -11,7 +11,7 @@ from verify.measure.transcript import chunks
 SNIPPETS = ("streaming/usage_in_stream.py",)
 # max_tokens well above the answer's length: both requests must stop by themselves, or the counts
 # would be equal by construction (both cut at max_tokens) and the comparison would prove nothing.
-REQUEST = {"messages": [{"role": "user", "content": "Name three colours."}], "max_tokens": 200, "temperature": 0}
+REQUEST = {"messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 200, "temperature": 0}
 
 
 def collect(ctx) -> dict:
