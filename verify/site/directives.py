@@ -6,6 +6,7 @@ A page writes, in its Markdown source:
     {{ evidence("wire-format", "chat-transcript") }}   a fragment rendered from the job's record
     {{ figure("stream-timing", "timeline.svg", alt="...") }}  a figure the job drew from its record
     {{ page_summary() }}                               counts of verdicts on this page
+    {{ article_counts("kv-cache.md") }}                 another page's claim count and newest evidence (home page)
     {{ status_table() }}                               every job (status page only)
 
 The build hook (verify/site/hook.py) replaces them; `verify check` reads the
@@ -23,7 +24,7 @@ from verify.errors import VerifyError
 from verify.paths import DOCS
 
 DIRECTIVE = re.compile(r"\{\{\s*(?P<call>[a-z_]+\(.*?\))\s*\}\}")
-KNOWN = {"claim", "evidence", "figure", "page_summary", "status_table"}
+KNOWN = {"claim", "evidence", "figure", "page_summary", "article_counts", "status_table"}
 
 
 @dataclass(frozen=True)

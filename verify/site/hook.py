@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 
 from verify.errors import VerifyError
+from verify.paths import DOCS
 from verify.live.profiles import DEFAULT_PROFILE, PROFILES
 from verify.registry import all_jobs, find_claim
 from verify.site import agreement, html
@@ -70,10 +71,11 @@ def _figure(page, job_id: str, name: str, alt: str = "") -> str:
     return html.figure(job_id, src, alt, state.record, _prefix(page), state.changed)
 
 
-def _page_summary(page, markdown: str) -> str:
+def _claim_counts(markdown: str, where: str) -> tuple[dict[str, int], str | None]:
+    """How the claims a page states stand against their evidence, and the date of its newest record."""
     counts = {"confirmed": 0, "myth": 0, "contradicted": 0, "inconclusive": 0, "missing": 0, "stale": 0}
     newest = None
-    for d in parse_directives(markdown, page.file.src_path):
+    for d in parse_directives(markdown, where):
         if d.name != "claim":
             continue
         s = agreement.claim_state(d.args[0], DEFAULT_PROFILE)
@@ -88,7 +90,20 @@ def _page_summary(page, markdown: str) -> str:
         counts["stale"] += int(s.stale)
         if s.record and (newest is None or s.record.date > newest):
             newest = s.record.date
+    return counts, newest
+
+
+def _page_summary(page, markdown: str) -> str:
+    counts, newest = _claim_counts(markdown, page.file.src_path)
     return html.page_summary(counts, newest, DEFAULT_PROFILE, _prefix(page))
+
+
+def _article_counts(page, target: str) -> str:
+    path = DOCS / target
+    if not path.is_file():
+        raise VerifyError(f"{page.file.src_path}: article_counts names {target}, which is not a page")
+    counts, newest = _claim_counts(path.read_text(encoding="utf-8"), target)
+    return html.article_counts(counts, newest)
 
 
 def _status_table(page) -> str:
@@ -112,6 +127,8 @@ def on_page_markdown(markdown, page, config, files):
             out = _figure(page, *d.args, **d.kwargs)
         elif d.name == "page_summary":
             out = _page_summary(page, source)
+        elif d.name == "article_counts":
+            out = _article_counts(page, *d.args)
         elif d.name == "status_table":
             out = _status_table(page)
         else:

@@ -121,6 +121,17 @@ def page_summary(counts: dict[str, int], newest: str | None, profile: str, prefi
             f'engine: {parts}{text(when)} · <a href="{prefix}status/">all claims</a></div>\n')
 
 
+def article_counts(counts: dict[str, int], newest: str | None) -> str:
+    """One line for the home page's map: how many claims an article checks, and how they stand."""
+    total = sum(v for k, v in counts.items() if k != "stale")
+    agree = counts.get("confirmed", 0) + counts.get("myth", 0)
+    rest = [f"{counts[k]} {label}" for k, label in SUMMARY_LABELS.items()
+            if k not in ("confirmed", "myth") and counts.get(k)]
+    when = f", newest evidence {newest[:10]}" if newest else ""
+    return (f'<span class="verify-article-counts">{total} claims, {agree} agreeing with the evidence'
+            f'{text(", " + ", ".join(rest)) if rest else ""}{text(when)}</span>')
+
+
 def status_table(rows: list[dict], profiles: list[str], prefix: str, page_link) -> str:
     body = []
     for r in rows:
