@@ -54,10 +54,12 @@ def test_sibling_articles_are_links_not_italic_titles():
     names = {t for t in titles} | {t.removeprefix("The ") for t in titles}
     found = []
     for page in sorted(DOCS.glob("*.md")):
-        for n, line in enumerate(page.read_text().splitlines(), 1):
-            for m in re.finditer(r"(?<![*\w])\*([^*\n]+)\*(?!\*)", line):
-                title = re.sub(r"\s+", " ", m.group(1))
-                # A source line names another site's page: "vLLM documentation, *OpenAI-Compatible Server*".
-                if title in names and "documentation, " not in line[:m.start()]:
-                    found.append(f"{page.name}:{n}: *{title}*")
+        text = page.read_text()
+        # An italic span may wrap onto the next line, as prose does.
+        for m in re.finditer(r"(?<![*\w])\*([^*\n]+(?:\n[^*\n]+)?)\*(?!\*)", text):
+            title = re.sub(r"\s+", " ", m.group(1))
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            # A source line names another site's page: "vLLM documentation, *OpenAI-Compatible Server*".
+            if title in names and "documentation, " not in text[line_start:m.start()]:
+                found.append(f"{page.name}:{text.count(chr(10), 0, m.start()) + 1}: *{title}*")
     assert not found, "mentions of sibling articles that should be links: " + "; ".join(found)
