@@ -1,0 +1,111 @@
+"""One generate() over many prompts against one call per prompt, over batch sizes.
+
+Runs the page's snippet with vllm.LLM in-process (the offline engine's child
+process): for each batch size, the same greedy prompts once as one call and
+once one at a time, timed, with the outputs compared.
+"""
+
+from __future__ import annotations
+
+from verify.job import OFFLINE, Claim, Job, verdict_if
+from verify.site import html as render
+
+SNIPPET = "offline/batch_vs_loop.py"
+SIZES = (1, 4, 16)
+MAX_TOKENS = 32
+# "Much faster": one call for 16 prompts at least this many times faster than a loop.
+SPEEDUP_AT_16 = 3.0
+
+
+def collect(ctx) -> dict:
+    from vllm import SamplingParams
+    snippet = ctx.snippet(SNIPPET)
+    llm = ctx.llm()
+    params = SamplingParams(max_tokens=MAX_TOKENS, temperature=0, ignore_eos=True)
+    snippet.one_call(llm, ["Warm up."], params)  # the first call pays one-off costs; keep them out of the timing
+    sizes = {}
+    for k in SIZES:
+        prompts = [f"Write a short story about the number {i}." for i in range(k)]
+        t_batch, batched = snippet.timed(snippet.one_call, llm, prompts, params)
+        t_loop, looped = snippet.timed(snippet.one_at_a_time, llm, prompts, params)
+        sizes[str(k)] = {"capture": "offline-generate", "events": len(batched), "error": None,
+                         "batch_seconds": round(t_batch, 3), "loop_seconds": round(t_loop, 3),
+                         "tokens": sum(len(o.outputs[0].token_ids) for o in batched),
+                         "same_outputs": [a.outputs[0].text for a in batched] == [b.outputs[0].text for b in looped]}
+    return {"sizes": sizes}
+
+
+def speedup(x: dict) -> float:
+    return x["loop_seconds"] / x["batch_seconds"]
+
+
+def decide_faster(d):
+    x = d["sizes"][str(SIZES[-1])]
+    return verdict_if(speedup(x) >= SPEEDUP_AT_16,
+                      f"{SIZES[-1]} prompts: one call {x['batch_seconds']:.1f} s, one at a time {x['loop_seconds']:.1f} s "
+                      f"({speedup(x):.1f}x; threshold {SPEEDUP_AT_16:.0f}x)")
+
+
+def decide_grows(d):
+    s = [speedup(d["sizes"][str(k)]) for k in SIZES]
+    return verdict_if(all(b > a for a, b in zip(s, s[1:])),
+                      "speed-up of one call over a loop: " + ", ".join(f"{k} prompts {v:.1f}x" for k, v in zip(SIZES, s)))
+
+
+def decide_same(d):
+    same = [k for k, x in d["sizes"].items() if x["same_outputs"]]
+    return verdict_if(len(same) == len(SIZES), f"greedy outputs identical in one call and one at a time for "
+                                               f"{len(same)} of {len(SIZES)} batch sizes")
+
+
+def figure(record) -> str:
+    d = record["data"]
+    w, h, left, bottom, top, right = 520, 240, 50, 40, 20, 20
+    s = {k: speedup(d["sizes"][str(k)]) for k in SIZES}
+    ymax = max(s.values()) * 1.2
+    bar = (w - left - right) / (len(SIZES) * 2)
+    y = lambda v: h - bottom - (h - bottom - top) * v / ymax
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="verify-figure">',
+             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="currentColor"/>',
+             f'<text x="{(w + left) / 2}" y="{h - 8}" text-anchor="middle" font-size="12" fill="currentColor">'
+             'prompts</text>',
+             f'<text x="14" y="{(h - bottom + top) / 2}" font-size="12" fill="currentColor" transform="rotate(-90 14 '
+             f'{(h - bottom + top) / 2})" text-anchor="middle">speed-up of one call over a loop</text>']
+    for i, k in enumerate(SIZES):
+        x0 = left + bar * (2 * i + 0.5)
+        parts.append(f'<rect x="{x0:.1f}" y="{y(s[k]):.1f}" width="{bar:.1f}" height="{h - bottom - y(s[k]):.1f}" '
+                     'fill="#1565c0"/>')
+        parts.append(f'<text x="{x0 + bar / 2:.1f}" y="{h - bottom + 15}" text-anchor="middle" font-size="11" '
+                     f'fill="currentColor">{k}</text>')
+        parts.append(f'<text x="{x0 + bar / 2:.1f}" y="{y(s[k]) - 5:.1f}" text-anchor="middle" font-size="11" '
+                     f'fill="currentColor">{s[k]:.1f}x</text>')
+    parts.append("</svg>")
+    return "\n".join(parts) + "\n"
+
+
+def fragment(record):
+    rows = [[k, f"{x['batch_seconds']:.2f} s", f"{x['loop_seconds']:.2f} s", f"{speedup(x):.1f}x",
+             "identical" if x["same_outputs"] else "different"] for k, x in record["data"]["sizes"].items()]
+    return render.table([f"prompts ({MAX_TOKENS} tokens each)", "one generate() call", "one call per prompt",
+                         "speed-up", "greedy outputs"], rows)
+
+
+JOB = Job(
+    id="offline-batching",
+    title="One generate() call against a loop",
+    question="How much faster is one generate() over many prompts than one call per prompt, and do the outputs "
+             "change?",
+    pages=("offline.md",),
+    engine=OFFLINE,
+    collect=collect,
+    claims=(
+        Claim("offline-batching.one-call-faster", f"One generate() call over {SIZES[-1]} prompts is several times "
+              "faster than calling it once per prompt.", decide_faster),
+        Claim("offline-batching.speedup-grows", "The speed-up grows with the number of prompts handed over at once.",
+              decide_grows),
+        Claim("offline-batching.same-outputs", "Batching does not change greedy outputs.", decide_same),
+    ),
+    fragments={"table": fragment},
+    artifacts={"speedup.svg": figure},
+)
