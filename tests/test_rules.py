@@ -141,3 +141,12 @@ def test_the_same_server_ttft_behind_every_proxy_is_required():
     assert _verdict("proxy-buffering", "server-unaffected", data)["verdict"] == "confirmed"
     data["server_side"]["nginx-tls"]["vllm:time_to_first_token_seconds_sum"] += 3.0
     assert _verdict("proxy-buffering", "server-unaffected", data)["verdict"] == "refuted"
+
+
+def test_a_chat_template_that_gave_no_token_ids_is_inconclusive():
+    data = _record("offline-chat")
+    assert _verdict("offline-chat", "template-applied", data)["verdict"] == "confirmed"
+    data["template_token_ids"] = ["input_ids", "attention_mask"]  # a BatchEncoding read as a list
+    assert _verdict("offline-chat", "template-applied", data)["verdict"] == "inconclusive"
+    data["template_token_ids"] = data["generate"]["prompt_token_ids"]  # the template added nothing
+    assert _verdict("offline-chat", "template-applied", data)["verdict"] == "refuted"

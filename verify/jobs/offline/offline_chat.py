@@ -23,7 +23,8 @@ def collect(ctx) -> dict:
     tokenizer = llm.get_tokenizer()
     templated = tokenizer.apply_chat_template([{"role": "user", "content": TEXT}], add_generation_prompt=True,
                                               tokenize=True)
-    templated = list(templated["input_ids"] if isinstance(templated, dict) else templated)
+    # Recent transformers return a BatchEncoding (a mapping), older ones a plain list of ids.
+    templated = list(templated["input_ids"] if hasattr(templated, "keys") else templated)
     return {"chat": {"capture": "offline-chat", "events": 1, "error": None,
                      "prompt_token_ids": list(chat.prompt_token_ids), "text": chat.outputs[0].text,
                      "prompt": tokenizer.decode(chat.prompt_token_ids)},
@@ -34,6 +35,8 @@ def collect(ctx) -> dict:
 
 def decide_template(d):
     chat, plain = d["chat"]["prompt_token_ids"], d["generate"]["prompt_token_ids"]
+    if not d["template_token_ids"] or not all(isinstance(t, int) for t in d["template_token_ids"]):
+        return verdict_if(None, "the tokenizer's own chat template gave no token ids to compare with")
     return verdict_if(chat == d["template_token_ids"] and len(chat) > len(plain),
                       f"chat(): {len(chat)} prompt tokens, exactly the model's chat template applied by its tokenizer; "
                       f"generate() on the same text: {len(plain)} tokens")
