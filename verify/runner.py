@@ -150,6 +150,8 @@ def _run_offline(job: Job, profile: Profile, mfacts, evidence_root, log: RunLog,
         result.update(run_offline_job(job, profile, progress))
         for engine in result["engine"]["engines"]:
             log.starts.append((f"offline engine ({job.id}; part of its job time)", engine["start_seconds"]))
+        for srv in result["engine"].get("servers", []):
+            log.starts.append((f"its server ({job.id}; part of its job time)", srv["start_seconds"]))
         return result["data"], result["inputs"]
     _run_one(job, profile, collect, lambda: {"offline_engine": result["engine"]}, mfacts, evidence_root, log,
              progress)

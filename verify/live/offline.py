@@ -12,6 +12,7 @@ module run as __main__, never a fork of the verify process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -34,24 +35,45 @@ class OfflineContext(BaseContext):
     model_path: str = ""
     # Every engine the job built: its arguments and how long construction took.
     engines: list = field(default_factory=list)
+    # Every HTTP server the job started to compare with (see server()): its facts.
+    servers: list = field(default_factory=list)
     _llm: object = None
 
-    def llm(self, **overrides):
-        """vllm.LLM with the profile's model and engine arguments (plus overrides, recorded)."""
+    def llm(self, model: str | None = None, **overrides):
+        """vllm.LLM with the profile's model (or a job's copy of it) and engine arguments (plus overrides, recorded)."""
         from vllm import LLM
         if self._llm is not None:
             self.close_llm()
         args = {**self.profile.offline_args(), **overrides}
         self.progress(f"building vllm.LLM({', '.join(f'{k}={v!r}' for k, v in args.items())})")
         t0 = time.monotonic()
-        self._llm = LLM(model=self.model_path, **args)
-        self.engines.append({"args": args, "start_seconds": round(time.monotonic() - t0, 2)})
+        self._llm = LLM(model=model or self.model_path, **args)
+        self.engines.append({"args": args, "start_seconds": round(time.monotonic() - t0, 2),
+                             **({"model": "a copy made by the job"} if model else {})})
         return self._llm
 
     def close_llm(self) -> None:
         import gc
+        if self._llm is not None:
+            # Stop the engine core process now, not whenever garbage collection gets to it.
+            self._llm.llm_engine.engine_core.shutdown()
         self._llm = None
         gc.collect()
+
+    @contextlib.contextmanager
+    def server(self, variant: str = "default", model: str | None = None):
+        """The profile's HTTP server, for a job that runs the same work through both engines.
+
+        The offline engine is shut down first: two cores cannot hold two engines. The
+        server is a managed one (its own process group, stopped on exit and when this
+        child dies), and its facts go into the record next to the offline engine's.
+        """
+        from verify.evidence.provenance import server_facts
+        from verify.live.server import managed_server
+        self.close_llm()
+        with managed_server(self.profile, progress=self.progress, variant=variant, model_path=model) as srv:
+            self.servers.append(server_facts(srv))
+            yield srv
 
 
 def run_offline_job(job, profile: Profile, progress=print) -> dict:
@@ -100,6 +122,7 @@ def _child(job_id: str, profile_name: str, out: str) -> int:
         model_path = str(folder)
     else:
         model_path, model_facts = profile.model_source, {"hub_id": profile.model_source}
+    processes.unwind_on_signals()  # SIGTERM from the parent unwinds, so a server this job started stops too
     ctx = OfflineContext(profile=profile, model_path=model_path, progress=lambda m: print(m, flush=True))
     with tracking(ctx.inputs):
         data = job.collect(ctx)
@@ -107,7 +130,7 @@ def _child(job_id: str, profile_name: str, out: str) -> int:
     import vllm
     result = {"data": data, "inputs": ctx.inputs.declared,
               "engine": {"kind": "offline", "version": vllm.__version__, "profile": profile.as_record(),
-                         "model_facts": model_facts, "engines": ctx.engines}}
+                         "model_facts": model_facts, "engines": ctx.engines, "servers": ctx.servers}}
     tmp = out + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         json.dump(result, f)

@@ -91,13 +91,16 @@ def _check_server_stack() -> None:
 
 @contextlib.contextmanager
 def managed_server(profile: Profile, port: int | None = None, progress=print,
-                   variant: str = DEFAULT_VARIANT, extra_flags: tuple[str, ...] = ()) -> Iterator[Server]:
+                   variant: str = DEFAULT_VARIANT, extra_flags: tuple[str, ...] = (),
+                   model_path: str | None = None) -> Iterator[Server]:
     get_variant(variant)
     _check_server_stack()
     if port is not None and processes.port_in_use(port):
         raise VerifyError(f"port {port} on 127.0.0.1 is already in use; pick another with --port or stop what holds it")
     port = port or processes.free_port()
     model, facts = _model_path(profile, progress)
+    if model_path:  # a job's own copy of the model (for example with another generation config)
+        model, facts = model_path, {**facts, "folder": "a copy made by the job"}
     workdir = Path(tempfile.mkdtemp(prefix="vllm-server-"))
     log_path = workdir / "server.log"
     argv = profile.argv(model, port, variant) + list(extra_flags)  # extra flags: start-up failure tests

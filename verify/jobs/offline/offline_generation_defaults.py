@@ -1,0 +1,146 @@
+"""The model's generation defaults against an explicit SamplingParams, offline and on the server.
+
+The embedded model's generation_config.json sets no sampling field, so the job
+gives a copy of the model folder (the same weights, linked) a generation config
+with the sampling fields chat models commonly ship (MODEL_DEFAULTS, written into
+the record). The page's snippet then generates with no SamplingParams and with
+SamplingParams(temperature=0); a server started on the same copy answers a chat
+request that sets only temperature, and one that also sets max_tokens.
+"""
+
+from __future__ import annotations
+
+from verify.job import OFFLINE, Claim, Job, verdict_if
+from verify.site import html as render
+
+SNIPPET = "offline/generation_defaults.py"
+# The sampling fields written into the copy's generation_config.json.
+MODEL_DEFAULTS = {"temperature": 0.6, "top_p": 0.9, "top_k": 20, "repetition_penalty": 1.05, "max_new_tokens": 24}
+PROMPTS = ["Write a long story about a lighthouse keeper.", "Explain in detail how bread is made.",
+           "Describe a busy city market, at length."]
+SERVER_MAX_TOKENS = 40  # a request's own max_tokens, above the model's max_new_tokens
+
+
+def _model_copy(source: str, folder: str) -> str:
+    import json
+    from pathlib import Path
+    folder = Path(folder)
+    for f in Path(source).iterdir():
+        if f.name != "generation_config.json":
+            (folder / f.name).symlink_to(f)
+    config = json.loads((Path(source) / "generation_config.json").read_text())
+    (folder / "generation_config.json").write_text(json.dumps({**config, **MODEL_DEFAULTS}, indent=2))
+    return str(folder)
+
+
+def _outputs(outputs) -> list[dict]:
+    return [{"capture": "offline-generate", "events": 1, "error": None, "tokens": len(o.outputs[0].token_ids),
+             "finish_reason": o.outputs[0].finish_reason} for o in outputs]
+
+
+def collect(ctx) -> dict:
+    import tempfile
+    with tempfile.TemporaryDirectory(prefix="model-with-defaults-") as folder:
+        return _collect(ctx, _model_copy(ctx.model_path, folder))
+
+
+def _collect(ctx, model: str) -> dict:
+    import httpx
+    from vllm import SamplingParams
+    snippet = ctx.snippet(SNIPPET)
+    llm = ctx.llm(model=model)
+    (defaults, outs), (explicit, outs2) = snippet.both_ways(llm, PROMPTS)
+    data = {"model_defaults": MODEL_DEFAULTS, "sampling_params_defaults": snippet.settings(SamplingParams()),
+            "no_params": {"settings": defaults, "outputs": _outputs(outs)},
+            "explicit": {"settings": explicit, "outputs": _outputs(outs2)}, "server": {}}
+    with ctx.server(model=model) as srv:
+        name = httpx.get(srv.api + "/models", timeout=10).json()["data"][0]["id"]
+        for label, extra in (("temperature only", {}), ("temperature and max_tokens", {"max_tokens": SERVER_MAX_TOKENS})):
+            answers = []
+            for prompt in PROMPTS:
+                r = httpx.post(srv.api + "/chat/completions", timeout=120, json={
+                    "model": name, "messages": [{"role": "user", "content": prompt}], "temperature": 0, **extra})
+                body = r.json() if r.status_code == 200 else {}
+                answers.append({"capture": "request", "status": r.status_code, "events": 1 if body else 0,
+                                "tokens": body.get("usage", {}).get("completion_tokens"),
+                                "finish_reason": (body.get("choices") or [{}])[0].get("finish_reason")})
+            data["server"][label] = {"request": extra, "answers": answers}
+    return data
+
+
+def _cut_at(outputs: list[dict], n: int) -> bool | None:
+    """Every answer stopped at n tokens or earlier, and those cut by length have exactly n (None: none was cut)."""
+    cut = [o for o in outputs if o["finish_reason"] == "length"]
+    if not cut:
+        return None
+    return all(o["tokens"] <= n for o in outputs) and all(o["tokens"] == n for o in cut)
+
+
+def _lengths(outputs: list[dict]) -> str:
+    return ", ".join(f"{o['tokens']} ({o['finish_reason']})" for o in outputs)
+
+
+def decide_no_params(d):
+    s, m = d["no_params"]["settings"], d["model_defaults"]
+    same = all(s[k] == m[k] for k in ("temperature", "top_p", "top_k", "repetition_penalty")) and \
+        s["max_tokens"] == m["max_new_tokens"]
+    cut = _cut_at(d["no_params"]["outputs"], m["max_new_tokens"])
+    return verdict_if(None if cut is None else same and cut,
+                      f"settings used: {s}; answer lengths: {_lengths(d['no_params']['outputs'])}")
+
+
+def decide_explicit(d):
+    s, base = d["explicit"]["settings"], d["sampling_params_defaults"]
+    untouched = all(s[k] == base[k] for k in ("top_p", "top_k", "repetition_penalty", "max_tokens"))
+    cut = _cut_at(d["explicit"]["outputs"], base["max_tokens"])
+    return verdict_if(None if cut is None else untouched and cut,
+                      f"settings used: {s} (SamplingParams' own defaults: {base}); answer lengths: "
+                      f"{_lengths(d['explicit']['outputs'])}")
+
+
+def decide_server(d):
+    only_t = d["server"]["temperature only"]["answers"]
+    with_max = d["server"]["temperature and max_tokens"]["answers"]
+    cut = _cut_at(only_t, d["model_defaults"]["max_new_tokens"])
+    longer = any(a["tokens"] > d["model_defaults"]["max_new_tokens"] for a in with_max) and \
+        all(a["tokens"] <= SERVER_MAX_TOKENS for a in with_max)
+    return verdict_if(None if cut is None else cut and longer,
+                      f"temperature only: {_lengths(only_t)}; with max_tokens {SERVER_MAX_TOKENS}: {_lengths(with_max)}")
+
+
+def fragment(record) -> str:
+    d = record["data"]
+    fields = ("temperature", "top_p", "top_k", "repetition_penalty", "max_tokens")
+    model = {**d["model_defaults"], "max_tokens": d["model_defaults"]["max_new_tokens"]}
+    rows = [[f"`{k}`", str(model[k]), str(d["no_params"]["settings"][k]), str(d["explicit"]["settings"][k])]
+            for k in fields]
+    rows.append(["answer lengths (tokens)", "", _lengths(d["no_params"]["outputs"]), _lengths(d["explicit"]["outputs"])])
+    return render.table(["field", "the copy's generation_config.json", "generate(prompts)",
+                         "generate(prompts, SamplingParams(temperature=0))"], rows)
+
+
+def server_fragment(record) -> str:
+    rows = [[label, _lengths(x["answers"])] for label, x in record["data"]["server"].items()]
+    return render.table(["chat request sets", "completion tokens (finish reason), per prompt"], rows)
+
+
+JOB = Job(
+    id="offline-generation-defaults",
+    title="The model's generation defaults against an explicit SamplingParams",
+    question="When do the sampling fields of a model's generation_config.json apply, offline and on the server?",
+    pages=("offline.md",),
+    engine=OFFLINE,
+    collect=collect,
+    claims=(
+        Claim("offline-generation-defaults.no-params-follow-model", "generate() with no SamplingParams uses the "
+              "model's generation_config.json: its temperature, top_p, top_k, repetition_penalty, and its "
+              "max_new_tokens as max_tokens.", decide_no_params),
+        Claim("offline-generation-defaults.explicit-replaces-all", "An explicit SamplingParams replaces every model "
+              "default, including the fields it does not set: they fall back to SamplingParams' own defaults "
+              "(max_tokens 16).", decide_explicit),
+        Claim("offline-generation-defaults.server-fills-gaps", "The server applies the model's defaults field by "
+              "field: a request that sets only temperature still stops at the model's max_new_tokens; its own "
+              "max_tokens wins where it sets one.", decide_server),
+    ),
+    fragments={"settings": fragment, "server": server_fragment},
+)

@@ -1,0 +1,163 @@
+"""The same batch through the offline engine and through the server: limits, throughput, start-up.
+
+An offline job that also starts the profile's server (after its own engine is shut
+down: one engine at a time). The offline engine's scheduling limits are read from
+the engine object; the server's are observed: more requests in flight than it runs,
+with /metrics sampled every 50 ms. The page's snippet runs the same greedy batch
+through both, TRIALS times each, and each engine is started TRIALS times for the
+start-up figures.
+"""
+
+from __future__ import annotations
+
+from verify.job import OFFLINE, Claim, Job, verdict_if
+from verify.measure.stats import summary
+from verify.site import html as render
+
+SNIPPET = "offline/same_batch_two_ways.py"
+PROMPTS = 160  # more than the server's default max_num_seqs on CPU (128), fewer than the offline engine's (256)
+MAX_TOKENS = 32
+TRIALS = 3
+# Throughput: the offline engine "at least matches" the server when its median is no more than this much lower.
+THROUGHPUT_TOLERANCE = 0.10
+# Start-up: "sooner" when the slowest offline build beats the fastest server start.
+
+
+def _prompts() -> list[str]:
+    return [f"Write a short story about the number {i}." for i in range(PROMPTS)]
+
+
+def collect(ctx) -> dict:
+    import asyncio
+    import time
+
+    import httpx
+
+    from verify.measure import metrics
+    snippet = ctx.snippet(SNIPPET)
+    prompts = _prompts()
+    offline = {"trials": [], "builds_s": []}
+    for build in range(TRIALS):
+        llm = ctx.llm()
+        offline["builds_s"].append(ctx.engines[-1]["start_seconds"])
+        if build == 0:
+            sched = llm.llm_engine.vllm_config.scheduler_config
+            offline["limits"] = {"max_num_seqs": sched.max_num_seqs,
+                                 "max_num_batched_tokens": sched.max_num_batched_tokens}
+            snippet.through_llm(llm, ["Warm up."], 4)  # one-off costs stay out of the timing
+            for _ in range(TRIALS):
+                seconds, texts = snippet.through_llm(llm, prompts, MAX_TOKENS)
+                offline["trials"].append({"capture": "offline-generate", "events": len(texts), "error": None,
+                                          "seconds": round(seconds, 3), "texts": texts})
+        ctx.close_llm()
+    server = {"trials": [], "starts_s": []}
+    for start in range(TRIALS):
+        with ctx.server() as srv:
+            server["starts_s"].append(srv.start_seconds)
+            if start > 0:
+                continue
+            model = httpx.get(srv.api + "/models", timeout=10).json()["data"][0]["id"]
+            asyncio.run(snippet.through_server(srv.api, model, ["Warm up."], 4))
+            for _ in range(TRIALS):
+                metrics.wait_idle(srv.url)
+                sampler = metrics.Sampler(srv.url)
+                sampler.start()
+                error, texts, t0 = None, [], time.perf_counter()
+                try:
+                    seconds, texts = asyncio.run(snippet.through_server(srv.api, model, prompts, MAX_TOKENS))
+                except Exception as e:  # noqa: BLE001 - a failed request makes the trial a failed capture
+                    error, seconds = f"{type(e).__name__}: {e}", time.perf_counter() - t0
+                finally:
+                    sampler.stop()
+                samples = sampler.samples
+                server["trials"].append({
+                    "capture": "server-batch", "events": len(texts), "error": error, "seconds": round(seconds, 3),
+                    "texts": texts,
+                    "peak_running": max((s["num_requests_running"] for s in samples), default=None),
+                    "peak_waiting": max((s["num_requests_waiting"] for s in samples), default=None),
+                    "peak_kv_usage": max((s["kv_cache_usage_perc"] for s in samples), default=None),
+                    "samples": len(samples)})
+    return {"prompts": PROMPTS, "max_tokens": MAX_TOKENS, "offline": offline, "server": server}
+
+
+def throughput(trial: dict, d: dict) -> float:
+    return d["prompts"] * d["max_tokens"] / trial["seconds"]
+
+
+def medians(d: dict) -> tuple[float, float]:
+    return (summary([throughput(t, d) for t in d["offline"]["trials"]])["median"],
+            summary([throughput(t, d) for t in d["server"]["trials"]])["median"])
+
+
+def decide_server_cap(d):
+    t = d["server"]["trials"]
+    running, waiting, kv = max(x["peak_running"] for x in t), max(x["peak_waiting"] for x in t), \
+        max(x["peak_kv_usage"] for x in t)
+    # Requests wait while the KV cache has room: the cap is the sequence limit, not memory.
+    return verdict_if(running < d["prompts"] and waiting > 0 and kv < 0.9,
+                      f"{d['prompts']} requests in flight: at most {running:.0f} running at once, up to "
+                      f"{waiting:.0f} waiting, KV cache at most {kv:.0%} used")
+
+
+def decide_larger_limits(d):
+    served = max(x["peak_running"] for x in d["server"]["trials"])
+    limit = d["offline"]["limits"]["max_num_seqs"]
+    return verdict_if(limit >= d["prompts"] > served,
+                      f"offline engine built with max_num_seqs={limit} (max_num_batched_tokens="
+                      f"{d['offline']['limits']['max_num_batched_tokens']}), so it takes all {d['prompts']} prompts "
+                      f"into one batch; the server ran at most {served:.0f} at once")
+
+
+def decide_throughput(d):
+    off, srv = medians(d)
+    return verdict_if(off >= srv * (1 - THROUGHPUT_TOLERANCE),
+                      f"median of {TRIALS}: offline {off:.0f} tokens/s, server {srv:.0f} tokens/s "
+                      f"(offline/server {off / srv:.2f}; tolerance {THROUGHPUT_TOLERANCE:.0%})")
+
+
+def decide_starts_sooner(d):
+    builds, starts = d["offline"]["builds_s"], d["server"]["starts_s"]
+    return verdict_if(max(builds) < min(starts),
+                      f"{TRIALS} starts each: offline engine {min(builds):.1f} to {max(builds):.1f} s, "
+                      f"server (start to healthy) {min(starts):.1f} to {max(starts):.1f} s")
+
+
+def fragment(record) -> str:
+    d = record["data"]
+    off, srv = d["offline"], d["server"]
+    o, s = summary([throughput(t, d) for t in off["trials"]]), summary([throughput(t, d) for t in srv["trials"]])
+    b, st = summary(off["builds_s"]), summary(srv["starts_s"])
+    rows = [
+        ["requests running at once", f"{d['prompts']} (max_num_seqs {off['limits']['max_num_seqs']})",
+         f"at most {max(t['peak_running'] for t in srv['trials']):.0f}, "
+         f"up to {max(t['peak_waiting'] for t in srv['trials']):.0f} waiting"],
+        [f"throughput, tokens/s (median of {TRIALS}; min to max)", f"{o['median']:.0f} ({o['min']:.0f} to {o['max']:.0f})",
+         f"{s['median']:.0f} ({s['min']:.0f} to {s['max']:.0f})"],
+        [f"start-up, s (median of {TRIALS}; min to max)", f"{b['median']:.1f} ({b['min']:.1f} to {b['max']:.1f})",
+         f"{st['median']:.1f} ({st['min']:.1f} to {st['max']:.1f}), start to healthy"],
+    ]
+    return render.table([f"{d['prompts']} prompts x {d['max_tokens']} tokens", "vllm.LLM, one generate()",
+                         "server, every request at once"], rows)
+
+
+JOB = Job(
+    id="offline-vs-server",
+    title="The same batch through the offline engine and the server",
+    question="Does a batch job get more from vllm.LLM than from a server given every request at once, and what "
+             "does each engine cost to start?",
+    pages=("offline.md",),
+    engine=OFFLINE,
+    collect=collect,
+    claims=(
+        Claim("offline-vs-server.server-caps-running", f"A server given {PROMPTS} requests at once runs only part "
+              "of them (its max_num_seqs); the rest wait in its queue though the KV cache has room.",
+              decide_server_cap),
+        Claim("offline-vs-server.larger-limits", "The offline engine is built with larger scheduling limits than the "
+              "server: it takes the whole batch at once.", decide_larger_limits),
+        Claim("offline-vs-server.throughput", "For the same batch, the offline engine's throughput at least matches "
+              "the server's with every request in flight.", decide_throughput),
+        Claim("offline-vs-server.starts-sooner", "The offline engine is ready sooner than the server.",
+              decide_starts_sooner),
+    ),
+    fragments={"table": fragment},
+)
