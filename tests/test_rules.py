@@ -150,3 +150,30 @@ def test_a_chat_template_that_gave_no_token_ids_is_inconclusive():
     assert _verdict("offline-chat", "template-applied", data)["verdict"] == "inconclusive"
     data["template_token_ids"] = data["generate"]["prompt_token_ids"]  # the template added nothing
     assert _verdict("offline-chat", "template-applied", data)["verdict"] == "refuted"
+
+
+def test_generation_defaults_rules_follow_the_recorded_lengths():
+    data = _record("offline-generation-defaults")
+    for claim in ("no-params-follow-model", "explicit-replaces-all", "server-fills-gaps"):
+        assert _verdict("offline-generation-defaults", claim, data)["verdict"] == "confirmed"
+    # An explicit SamplingParams that had kept the model's top_k would not replace every default.
+    kept = copy.deepcopy(data)
+    kept["explicit"]["settings"]["top_k"] = kept["model_defaults"]["top_k"]
+    assert _verdict("offline-generation-defaults", "explicit-replaces-all", kept)["verdict"] == "refuted"
+    # A server that ignored the model's max_new_tokens: answers run past it.
+    past = copy.deepcopy(data)
+    for answer in past["server"]["temperature only"]["answers"]:
+        answer["tokens"] = 40
+    assert _verdict("offline-generation-defaults", "server-fills-gaps", past)["verdict"] == "refuted"
+    # Answers that all ended on their own cannot show where the length limit was.
+    natural = copy.deepcopy(data)
+    for out in natural["no_params"]["outputs"]:
+        out["finish_reason"] = "stop"
+    assert _verdict("offline-generation-defaults", "no-params-follow-model", natural)["verdict"] == "inconclusive"
+
+
+def test_a_failed_server_request_makes_generation_defaults_inconclusive():
+    data = _record("offline-generation-defaults")
+    data["server"]["temperature only"]["answers"][0].update(status=500, events=0)
+    verdicts = all_jobs()["offline-generation-defaults"].decide(data)
+    assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}

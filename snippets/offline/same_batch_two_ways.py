@@ -30,6 +30,6 @@ async def through_server(base_url: str, model: str, prompts: list[str], max_toke
 if __name__ == "__main__":
     prompts = [f"Write a short story about the number {i}." for i in range(160)]
     # Run one or the other: two engines on one GPU compete for its memory.
-    seconds, _ = through_llm(LLM(model="Qwen/Qwen2.5-0.5B-Instruct"), prompts, 32)
-    # seconds, _ = asyncio.run(through_server("http://localhost:8000/v1", "Qwen/Qwen2.5-0.5B-Instruct", prompts, 32))
-    print(f"{len(prompts) * 32 / seconds:.0f} generated tokens/s")
+    seconds, _ = through_llm(LLM(model="Qwen/Qwen2.5-0.5B-Instruct"), prompts, 16)
+    # seconds, _ = asyncio.run(through_server("http://localhost:8000/v1", "Qwen/Qwen2.5-0.5B-Instruct", prompts, 16))
+    print(f"{len(prompts) * 16 / seconds:.0f} generated tokens/s")

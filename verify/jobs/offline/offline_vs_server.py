@@ -16,7 +16,7 @@ from verify.site import html as render
 
 SNIPPET = "offline/same_batch_two_ways.py"
 PROMPTS = 160  # more than the server's default max_num_seqs on CPU (128), fewer than the offline engine's (256)
-MAX_TOKENS = 32
+MAX_TOKENS = 16
 TRIALS = 3
 # Throughput: the offline engine "at least matches" the server when its median is no more than this much lower.
 THROUGHPUT_TOLERANCE = 0.10
@@ -122,6 +122,14 @@ def decide_starts_sooner(d):
                       f"server (start to healthy) {min(starts):.1f} to {max(starts):.1f} s")
 
 
+def decide_same_outputs(d):
+    first = d["offline"]["trials"][0]["texts"]
+    differing = [(engine, i) for engine in ("offline", "server") for i, t in enumerate(d[engine]["trials"])
+                 if t["texts"] != first]
+    return verdict_if(not differing, f"greedy: all {len(first)} answers identical in every trial of both engines"
+                      if not differing else f"answers differ from the first offline trial in: {differing}")
+
+
 def fragment(record) -> str:
     d = record["data"]
     off, srv = d["offline"], d["server"]
@@ -156,6 +164,8 @@ JOB = Job(
               "server: it takes the whole batch at once.", decide_larger_limits),
         Claim("offline-vs-server.throughput", "For the same batch, the offline engine's throughput at least matches "
               "the server's with every request in flight.", decide_throughput),
+        Claim("offline-vs-server.same-outputs", "Through either engine, the batch gets the same greedy answers.",
+              decide_same_outputs),
         Claim("offline-vs-server.starts-sooner", "The offline engine is ready sooner than the server.",
               decide_starts_sooner),
     ),
