@@ -177,3 +177,40 @@ def test_a_failed_server_request_makes_generation_defaults_inconclusive():
     data["server"]["temperature only"]["answers"][0].update(status=500, events=0)
     verdicts = all_jobs()["offline-generation-defaults"].decide(data)
     assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}
+
+
+def test_offline_vs_server_rules_can_fail():
+    data = _record("offline-vs-server")
+    for claim in ("server-caps-running", "larger-limits", "throughput", "same-outputs", "starts-sooner"):
+        assert _verdict("offline-vs-server", claim, data)["verdict"] == "confirmed"
+    # A server that ran the whole batch at once caps nothing.
+    uncapped = copy.deepcopy(data)
+    for trial in uncapped["server"]["trials"]:
+        trial.update(peak_running=uncapped["prompts"], peak_waiting=0)
+    assert _verdict("offline-vs-server", "server-caps-running", uncapped)["verdict"] == "refuted"
+    assert _verdict("offline-vs-server", "larger-limits", uncapped)["verdict"] == "refuted"
+    # Requests waiting because the KV cache was full is a memory limit, not the sequence limit.
+    full = copy.deepcopy(data)
+    full["server"]["trials"][0]["peak_kv_usage"] = 1.0
+    assert _verdict("offline-vs-server", "server-caps-running", full)["verdict"] == "refuted"
+    # An offline engine twice as slow as the server.
+    slow = copy.deepcopy(data)
+    fastest_server = min(t["seconds"] for t in slow["server"]["trials"])
+    for trial in slow["offline"]["trials"]:
+        trial["seconds"] = fastest_server * 2
+    assert _verdict("offline-vs-server", "throughput", slow)["verdict"] == "refuted"
+    # One answer that came out differently through the server.
+    changed = copy.deepcopy(data)
+    changed["server"]["trials"][1]["texts"][0] += " (changed)"
+    assert _verdict("offline-vs-server", "same-outputs", changed)["verdict"] == "refuted"
+    # One offline build slower than the fastest server start.
+    late = copy.deepcopy(data)
+    late["offline"]["builds_s"][0] = min(late["server"]["starts_s"]) + 1
+    assert _verdict("offline-vs-server", "starts-sooner", late)["verdict"] == "refuted"
+
+
+def test_a_failed_server_batch_makes_offline_vs_server_inconclusive():
+    data = _record("offline-vs-server")
+    data["server"]["trials"][0].update(error="APIConnectionError: Connection error.", events=0, texts=[])
+    verdicts = all_jobs()["offline-vs-server"].decide(data)
+    assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}

@@ -195,6 +195,15 @@ def test_search_finds_the_article(page, served):
 
 
 @pytest.mark.browser
+def test_search_finds_a_claim_by_its_identifier(page, served):
+    _visit(page, served, "/")
+    page.locator(".md-search__input").first.click(force=True)
+    page.keyboard.type("offline-generation-defaults.explicit-replaces-all")
+    page.wait_for_selector(".md-search-result__item", timeout=10_000)
+    assert "Offline Batch Inference" in page.locator(".md-search-result__item").first.inner_text()
+
+
+@pytest.mark.browser
 def test_notebook_page_renders(page, served):
     _visit(page, served, "/getting-started/", "notebook.png")
     assert "server version:" in page.content()
