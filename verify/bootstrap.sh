@@ -55,6 +55,7 @@ else
   step "Python packages already installed ($VENV)"
 fi
 
+# mkdocs-material prints an end-of-life notice on every build (see the README, "Two generators").
 export NO_MKDOCS_2_WARNING=1
 if [ "$mode" = install ]; then
   exit 0
@@ -63,10 +64,14 @@ elif [ "$mode" = site ]; then
   "$VENV/bin/verify" run --all "$@"
   step "checking that the pages say what the evidence says"
   "$VENV/bin/verify" check
-  step "building the site"
+  step "building the site (MkDocs)"
   "$VENV/bin/mkdocs" build --strict
+  step "building the same site with Zensical, from the tree verify render writes"
+  "$VENV/bin/verify" render --out build/rendered
+  (cd build/rendered && "$VENV/bin/zensical" build --strict -f mkdocs.yml)
   echo
-  echo "site built in ./site; view it with:  $VENV/bin/python -m http.server -d site 8000 --bind 127.0.0.1"
+  echo "site built in ./site (MkDocs) and ./build/rendered/site (Zensical); view one with:"
+  echo "  $VENV/bin/python -m http.server -d site 8000 --bind 127.0.0.1"
 else
   step "running the test suite (starts its own vLLM server and nginx; a few minutes)"
   exec "$VENV/bin/pytest" "$@"

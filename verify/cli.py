@@ -5,6 +5,7 @@
     verify check                    fail where a page and its evidence disagree
     verify status                   every claim's verdict, age, and the inputs that made it stale
     verify pages                    rewrite generated pages from the evidence (no server)
+    verify render [--out DIR]       the site's sources with the evidence rendered in, for any generator
     verify prepare                  convert the embedded model (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
@@ -82,6 +83,19 @@ def cmd_pages(args) -> int:
     return 0
 
 
+def cmd_render(args) -> int:
+    from verify.site.render_tree import render_tree
+    pages, found = render_tree(args.out)
+    for p in found:
+        print(f"verify render: {p}", file=sys.stderr)
+    if found:
+        print(f"verify render: {len(found)} problem(s); the tree in {args.out} shows them", file=sys.stderr)
+        return 1
+    print(f"verify render: {pages} pages rendered into {args.out}/docs; build with: "
+          f"zensical build -f {args.out}/mkdocs.yml")
+    return 0
+
+
 def cmd_prepare(args) -> int:
     """Everything a run needs on disk, without starting anything: the converted embedded model."""
     profile = get_profile(args.profile)
@@ -145,6 +159,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence")
     s.set_defaults(func=cmd_pages)
+
+    s = sub.add_parser("render", help="write the site's sources with the evidence rendered in (for Zensical)")
+    s.add_argument("--out", type=Path, default=Path("build/rendered"), help="where (default: build/rendered)")
+    s.set_defaults(func=cmd_render)
 
     s = sub.add_parser("prepare", help="convert the embedded model now (CI caches the result)")
     s.add_argument("--profile", **prof)

@@ -1,0 +1,161 @@
+"""Evidence into pages: the verify directives of a Markdown page replaced by rendered evidence.
+
+One renderer for every site generator. `render_page` turns a page's source
+into Markdown with claim boxes, evidence fragments, figures and counts in it,
+from committed evidence only (no server, no network). MkDocs calls it from
+its build hook page by page; `verify render` (verify/site/render_tree.py) calls
+it for every page and writes a tree any generator can build, Zensical included,
+which has no plugin API. Which record settles a claim, and whether it agrees
+with the page, is decided in verify/site/agreement.py (the same function
+`verify check` uses); the HTML comes from verify/site/html.py. A claim whose
+evidence is missing, stale or contradicts the page is shown as such and
+reported through `warn`, so a strict build fails until prose or evidence is
+brought back in line.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from verify.errors import VerifyError
+from verify.live.profiles import DEFAULT_PROFILE, PROFILES
+from verify.paths import DOCS
+from verify.registry import all_jobs, find_claim
+from verify.site import agreement, html
+from verify.site.directives import parse_directives
+
+Warn = Callable[[str], None]
+
+
+def page_url(src: str) -> str:
+    """The page's URL relative to the site root, with directory URLs (both generators' default)."""
+    stem = src.removesuffix(".md").removesuffix(".ipynb")
+    if stem == "index":
+        return ""
+    if stem.endswith("/index"):
+        return stem.removesuffix("index")
+    return stem + "/"
+
+
+def prefix_of(src: str) -> str:
+    """Relative path from the page's URL back to the site root."""
+    return "../" * page_url(src).count("/")
+
+
+def source_prefix(src: str) -> str:
+    """Relative path from the page's Markdown file back to docs/."""
+    return "../" * src.count("/")
+
+
+def _page_link(src: str) -> tuple[str, str]:
+    """Site URL (relative to the root) and short name of a docs/ page."""
+    url = page_url(src)
+    # "./", not "": an empty link plus "#anchor" would point into the linking page itself.
+    return ("./", "home") if url == "" else (url, src.removesuffix(".md"))
+
+
+def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str:
+    job, claim = find_claim(claim_id)
+    states = [agreement.claim_state(claim_id, p) for p in job.profiles if p in PROFILES]
+    main = agreement.claim_state(claim_id, DEFAULT_PROFILE)
+    problem = main.problem(expect) if DEFAULT_PROFILE in job.profiles else None
+    if problem:
+        warn(f"{src}: {problem}")
+    return html.claim_box(claim, expect, main, states, prefix)
+
+
+def _main_record(src: str, warn: Warn, job_id: str):
+    if job_id not in all_jobs():
+        raise VerifyError(f"{src}: unknown job {job_id!r}")
+    job = all_jobs()[job_id]
+    state = agreement.claim_state(job.claims[0].id, DEFAULT_PROFILE)
+    if state.record is None:
+        warn(f"{src}: no evidence for job {job_id} yet")
+    return job, state
+
+
+def _evidence(src: str, warn: Warn, prefix: str, job_id: str, fragment: str) -> str:
+    job, state = _main_record(src, warn, job_id)
+    if fragment not in job.fragments:
+        raise VerifyError(f"{src}: job {job_id} has no fragment {fragment!r} (has: {', '.join(job.fragments)})")
+    if state.record is None:
+        return html.missing_box(job_id)
+    body = job.fragments[fragment](state.record.raw)
+    return html.fragment_box(job_id, fragment, body, state.record, prefix, state.changed)
+
+
+def _figure(src: str, warn: Warn, prefix: str, job_id: str, name: str, alt: str = "") -> str:
+    job, state = _main_record(src, warn, job_id)
+    if state.record is None:
+        return html.missing_box(job_id)
+    url = f"{prefix}evidence/{job_id}/{state.record.profile}.{name}"
+    return html.figure(job_id, url, alt, state.record, prefix, state.changed)
+
+
+def claim_counts(markdown: str, where: str) -> tuple[dict[str, int], str | None]:
+    """How the claims a page states stand against their evidence, and the date of its newest record."""
+    counts = {"confirmed": 0, "myth": 0, "contradicted": 0, "inconclusive": 0, "missing": 0, "stale": 0}
+    newest = None
+    for d in parse_directives(markdown, where):
+        if d.name != "claim":
+            continue
+        s = agreement.claim_state(d.args[0], DEFAULT_PROFILE)
+        expect = d.kwargs.get("expect")
+        if s.verdict in ("missing", "inconclusive") and s.verdict != expect:
+            kind = s.verdict
+        elif s.verdict != expect:
+            kind = "contradicted"
+        else:
+            kind = "myth" if s.verdict == "refuted" else s.verdict
+        counts[kind] = counts.get(kind, 0) + 1
+        counts["stale"] += int(s.stale)
+        if s.record and (newest is None or s.record.date > newest):
+            newest = s.record.date
+    return counts, newest
+
+
+def _page_summary(src: str, prefix: str, markdown: str) -> str:
+    counts, newest = claim_counts(markdown, src)
+    return html.page_summary(counts, newest, DEFAULT_PROFILE, prefix)
+
+
+def _article_counts(src: str, target: str) -> str:
+    path = DOCS / target
+    if not path.is_file():
+        raise VerifyError(f"{src}: article_counts names {target}, which is not a page")
+    counts, newest = claim_counts(path.read_text(encoding="utf-8"), target)
+    return html.article_counts(counts, newest)
+
+
+def _status_table(prefix: str) -> str:
+    from verify.site.status import status_rows
+    return html.status_table(status_rows(), list(PROFILES), prefix, _page_link)
+
+
+def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) -> str:
+    """The page's Markdown with every directive replaced; src is its path relative to docs/.
+
+    Links in the rendered HTML start with prefix: by default the way back from the page's
+    URL to the site root (MkDocs leaves raw HTML alone). A generator that resolves raw
+    HTML links against the Markdown file, as Zensical does, gets the way back from the
+    file to docs/ instead (source_prefix).
+    """
+    prefix = prefix_of(src) if prefix is None else prefix
+    source = markdown  # the summary counts the claims of the page as written
+    for d in reversed(parse_directives(markdown, src)):
+        if d.name == "claim":
+            out = _claim(src, warn, prefix, d.args[0], d.kwargs["expect"])
+        elif d.name == "evidence":
+            out = _evidence(src, warn, prefix, *d.args)
+        elif d.name == "figure":
+            out = _figure(src, warn, prefix, *d.args, **d.kwargs)
+        elif d.name == "page_summary":
+            out = _page_summary(src, prefix, source)
+        elif d.name == "article_counts":
+            out = _article_counts(src, *d.args)
+        elif d.name == "status_table":
+            out = _status_table(prefix)
+        else:
+            raise VerifyError(f"{src}:{d.line}: directive {d.name} is not rendered by the site")
+        markdown = markdown[:d.start] + out + markdown[d.end:]
+    return markdown
