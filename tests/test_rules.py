@@ -154,12 +154,21 @@ def test_a_chat_template_that_gave_no_token_ids_is_inconclusive():
 
 def test_generation_defaults_rules_follow_the_recorded_lengths():
     data = _record("offline-generation-defaults")
-    for claim in ("no-params-follow-model", "explicit-replaces-all", "server-fills-gaps"):
+    claims = ("no-params-follow-model", "explicit-replaces-all", "start-from-defaults", "server-fills-gaps")
+    for claim in claims:
         assert _verdict("offline-generation-defaults", claim, data)["verdict"] == "confirmed"
-    # An explicit SamplingParams that had kept the model's top_k would not replace every default.
+    # A new SamplingParams whose answers ran to the model's max_new_tokens kept a model default.
     kept = copy.deepcopy(data)
-    kept["explicit"]["settings"]["top_k"] = kept["model_defaults"]["top_k"]
+    for out in kept["ways"]["SamplingParams(temperature=0)"]["outputs"]:
+        if out["finish_reason"] == "length":
+            out["tokens"] = kept["model_defaults"]["max_new_tokens"]
     assert _verdict("offline-generation-defaults", "explicit-replaces-all", kept)["verdict"] == "refuted"
+    # A changed copy of the defaults that lost the model's max_new_tokens.
+    lost = copy.deepcopy(data)
+    for out in lost["ways"]["model defaults, temperature=0"]["outputs"]:
+        if out["finish_reason"] == "length":
+            out["tokens"] = 16
+    assert _verdict("offline-generation-defaults", "start-from-defaults", lost)["verdict"] == "refuted"
     # A server that ignored the model's max_new_tokens: answers run past it.
     past = copy.deepcopy(data)
     for answer in past["server"]["temperature only"]["answers"]:
@@ -167,7 +176,7 @@ def test_generation_defaults_rules_follow_the_recorded_lengths():
     assert _verdict("offline-generation-defaults", "server-fills-gaps", past)["verdict"] == "refuted"
     # Answers that all ended on their own cannot show where the length limit was.
     natural = copy.deepcopy(data)
-    for out in natural["no_params"]["outputs"]:
+    for out in natural["ways"]["no SamplingParams"]["outputs"]:
         out["finish_reason"] = "stop"
     assert _verdict("offline-generation-defaults", "no-params-follow-model", natural)["verdict"] == "inconclusive"
 
@@ -189,9 +198,9 @@ def test_offline_vs_server_rules_can_fail():
         trial.update(peak_running=uncapped["prompts"], peak_waiting=0)
     assert _verdict("offline-vs-server", "server-caps-running", uncapped)["verdict"] == "refuted"
     assert _verdict("offline-vs-server", "larger-limits", uncapped)["verdict"] == "refuted"
-    # Requests waiting because the KV cache was full is a memory limit, not the sequence limit.
+    # Requests waiting because the whole batch would not fit in the KV cache: a memory limit.
     full = copy.deepcopy(data)
-    full["server"]["trials"][0]["peak_kv_usage"] = 1.0
+    full["server"]["trials"][0]["peak_kv_usage"] = 0.95
     assert _verdict("offline-vs-server", "server-caps-running", full)["verdict"] == "refuted"
     # An offline engine twice as slow as the server.
     slow = copy.deepcopy(data)
@@ -203,9 +212,9 @@ def test_offline_vs_server_rules_can_fail():
     changed = copy.deepcopy(data)
     changed["server"]["trials"][1]["texts"][0] += " (changed)"
     assert _verdict("offline-vs-server", "same-outputs", changed)["verdict"] == "refuted"
-    # One offline build slower than the fastest server start.
+    # One offline start slower than the fastest server start.
     late = copy.deepcopy(data)
-    late["offline"]["builds_s"][0] = min(late["server"]["starts_s"]) + 1
+    late["offline"]["starts_s"][0] = min(late["server"]["starts_s"]) + 1
     assert _verdict("offline-vs-server", "starts-sooner", late)["verdict"] == "refuted"
 
 
@@ -213,4 +222,12 @@ def test_a_failed_server_batch_makes_offline_vs_server_inconclusive():
     data = _record("offline-vs-server")
     data["server"]["trials"][0].update(error="APIConnectionError: Connection error.", events=0, texts=[])
     verdicts = all_jobs()["offline-vs-server"].decide(data)
+    assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}
+
+
+def test_an_empty_chat_answer_is_a_failed_capture_not_a_different_answer():
+    data = _record("offline-chat")
+    assert _verdict("offline-chat", "answers-differ", data)["verdict"] == "confirmed"
+    data["chat"].update(text="", events=0)  # chat() returned no tokens at all
+    verdicts = all_jobs()["offline-chat"].decide(data)
     assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}

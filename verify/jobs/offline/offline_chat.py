@@ -25,10 +25,10 @@ def collect(ctx) -> dict:
                                               tokenize=True)
     # Recent transformers return a BatchEncoding (a mapping), older ones a plain list of ids.
     templated = list(templated["input_ids"] if hasattr(templated, "keys") else templated)
-    return {"chat": {"capture": "offline-chat", "events": 1, "error": None,
+    return {"chat": {"capture": "offline-chat", "events": len(chat.outputs[0].token_ids), "error": None,
                      "prompt_token_ids": list(chat.prompt_token_ids), "text": chat.outputs[0].text,
                      "prompt": tokenizer.decode(chat.prompt_token_ids)},
-            "generate": {"capture": "offline-generate", "events": 1, "error": None,
+            "generate": {"capture": "offline-generate", "events": len(plain.outputs[0].token_ids), "error": None,
                          "prompt_token_ids": list(plain.prompt_token_ids), "text": plain.outputs[0].text},
             "template_token_ids": templated}
 

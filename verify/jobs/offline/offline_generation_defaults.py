@@ -4,8 +4,9 @@ The embedded model's generation_config.json sets no sampling field, so the job
 gives a copy of the model folder (the same weights, linked) a generation config
 with the sampling fields chat models commonly ship (MODEL_DEFAULTS, written into
 the record). The page's snippet then generates with no SamplingParams and with
-SamplingParams(temperature=0); a server started on the same copy answers a chat
-request that sets only temperature, and one that also sets max_tokens.
+SamplingParams(temperature=0) and with the model's defaults with temperature
+changed; a server started on the same copy answers a chat request that sets only
+temperature, and one that also sets max_tokens.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ MODEL_DEFAULTS = {"temperature": 0.6, "top_p": 0.9, "top_k": 20, "repetition_pen
 PROMPTS = ["Write a long story about a lighthouse keeper.", "Explain in detail how bread is made.",
            "Describe a busy city market, at length."]
 SERVER_MAX_TOKENS = 40  # a request's own max_tokens, above the model's max_new_tokens
+SAMPLING_PARAMS_MAX_TOKENS = 16  # vLLM's documented default for SamplingParams(max_tokens=...)
 
 
 def _model_copy(source: str, folder: str) -> str:
@@ -34,8 +36,8 @@ def _model_copy(source: str, folder: str) -> str:
 
 
 def _outputs(outputs) -> list[dict]:
-    return [{"capture": "offline-generate", "events": 1, "error": None, "tokens": len(o.outputs[0].token_ids),
-             "finish_reason": o.outputs[0].finish_reason} for o in outputs]
+    return [{"capture": "offline-generate", "events": len(o.outputs[0].token_ids), "error": None,
+             "tokens": len(o.outputs[0].token_ids), "finish_reason": o.outputs[0].finish_reason} for o in outputs]
 
 
 def collect(ctx) -> dict:
@@ -46,13 +48,13 @@ def collect(ctx) -> dict:
 
 def _collect(ctx, model: str) -> dict:
     import httpx
-    from vllm import SamplingParams
     snippet = ctx.snippet(SNIPPET)
     llm = ctx.llm(model=model)
-    (defaults, outs), (explicit, outs2) = snippet.both_ways(llm, PROMPTS)
-    data = {"model_defaults": MODEL_DEFAULTS, "sampling_params_defaults": snippet.settings(SamplingParams()),
-            "no_params": {"settings": defaults, "outputs": _outputs(outs)},
-            "explicit": {"settings": explicit, "outputs": _outputs(outs2)}, "server": {}}
+    ways = snippet.three_ways(llm, PROMPTS)
+    data = {"model_defaults": MODEL_DEFAULTS,
+            "ways": {name: {"settings": snippet.settings(params), "outputs": _outputs(outs)}
+                     for name, (params, outs) in ways.items()},
+            "server": {}}
     with ctx.server(model=model) as srv:
         name = httpx.get(srv.api + "/models", timeout=10).json()["data"][0]["id"]
         for label, extra in (("temperature only", {}), ("temperature and max_tokens", {"max_tokens": SERVER_MAX_TOKENS})):
@@ -61,8 +63,8 @@ def _collect(ctx, model: str) -> dict:
                 r = httpx.post(srv.api + "/chat/completions", timeout=120, json={
                     "model": name, "messages": [{"role": "user", "content": prompt}], "temperature": 0, **extra})
                 body = r.json() if r.status_code == 200 else {}
-                answers.append({"capture": "request", "status": r.status_code, "events": 1 if body else 0,
-                                "tokens": body.get("usage", {}).get("completion_tokens"),
+                tokens = body.get("usage", {}).get("completion_tokens")
+                answers.append({"capture": "request", "status": r.status_code, "events": tokens or 0, "tokens": tokens,
                                 "finish_reason": (body.get("choices") or [{}])[0].get("finish_reason")})
             data["server"][label] = {"request": extra, "answers": answers}
     return data
@@ -80,22 +82,33 @@ def _lengths(outputs: list[dict]) -> str:
     return ", ".join(f"{o['tokens']} ({o['finish_reason']})" for o in outputs)
 
 
+def _both(a: bool | None, b: bool) -> bool | None:
+    return None if a is None else a and b
+
+
+NO_PARAMS, NEW, CHANGED = "no SamplingParams", "SamplingParams(temperature=0)", "model defaults, temperature=0"
+
+
 def decide_no_params(d):
-    s, m = d["no_params"]["settings"], d["model_defaults"]
-    same = all(s[k] == m[k] for k in ("temperature", "top_p", "top_k", "repetition_penalty")) and \
-        s["max_tokens"] == m["max_new_tokens"]
-    cut = _cut_at(d["no_params"]["outputs"], m["max_new_tokens"])
-    return verdict_if(None if cut is None else same and cut,
-                      f"settings used: {s}; answer lengths: {_lengths(d['no_params']['outputs'])}")
+    way, m = d["ways"][NO_PARAMS], d["model_defaults"]
+    getter = all(way["settings"][k] == m[k] for k in ("temperature", "top_p", "top_k", "repetition_penalty"))
+    return verdict_if(_both(_cut_at(way["outputs"], m["max_new_tokens"]), getter),
+                      f"llm.get_default_sampling_params(): {way['settings']}; generate() with no SamplingParams, "
+                      f"answer lengths: {_lengths(way['outputs'])}")
 
 
 def decide_explicit(d):
-    s, base = d["explicit"]["settings"], d["sampling_params_defaults"]
-    untouched = all(s[k] == base[k] for k in ("top_p", "top_k", "repetition_penalty", "max_tokens"))
-    cut = _cut_at(d["explicit"]["outputs"], base["max_tokens"])
-    return verdict_if(None if cut is None else untouched and cut,
-                      f"settings used: {s} (SamplingParams' own defaults: {base}); answer lengths: "
-                      f"{_lengths(d['explicit']['outputs'])}")
+    way, m = d["ways"][NEW], d["model_defaults"]
+    return verdict_if(_both(_cut_at(way["outputs"], SAMPLING_PARAMS_MAX_TOKENS), m["max_new_tokens"] != 16),
+                      f"SamplingParams(temperature=0), answer lengths: {_lengths(way['outputs'])} (the model's "
+                      f"max_new_tokens: {m['max_new_tokens']}; SamplingParams' own default: {SAMPLING_PARAMS_MAX_TOKENS})")
+
+
+def decide_changed(d):
+    way, m = d["ways"][CHANGED], d["model_defaults"]
+    return verdict_if(_both(_cut_at(way["outputs"], m["max_new_tokens"]), way["settings"]["temperature"] == 0),
+                      f"the model's defaults with temperature=0: {way['settings']}; answer lengths: "
+                      f"{_lengths(way['outputs'])}")
 
 
 def decide_server(d):
@@ -104,7 +117,7 @@ def decide_server(d):
     cut = _cut_at(only_t, d["model_defaults"]["max_new_tokens"])
     longer = any(a["tokens"] > d["model_defaults"]["max_new_tokens"] for a in with_max) and \
         all(a["tokens"] <= SERVER_MAX_TOKENS for a in with_max)
-    return verdict_if(None if cut is None else cut and longer,
+    return verdict_if(_both(cut, longer),
                       f"temperature only: {_lengths(only_t)}; with max_tokens {SERVER_MAX_TOKENS}: {_lengths(with_max)}")
 
 
@@ -112,11 +125,10 @@ def fragment(record) -> str:
     d = record["data"]
     fields = ("temperature", "top_p", "top_k", "repetition_penalty", "max_tokens")
     model = {**d["model_defaults"], "max_tokens": d["model_defaults"]["max_new_tokens"]}
-    rows = [[f"`{k}`", str(model[k]), str(d["no_params"]["settings"][k]), str(d["explicit"]["settings"][k])]
-            for k in fields]
-    rows.append(["answer lengths (tokens)", "", _lengths(d["no_params"]["outputs"]), _lengths(d["explicit"]["outputs"])])
-    return render.table(["field", "the copy's generation_config.json", "generate(prompts)",
-                         "generate(prompts, SamplingParams(temperature=0))"], rows)
+    ways = list(d["ways"])
+    rows = [[f"`{k}`", str(model[k]), *(str(d["ways"][w]["settings"][k]) for w in ways)] for k in fields]
+    rows.append(["answer lengths, tokens (finish reason)", "", *(_lengths(d["ways"][w]["outputs"]) for w in ways)])
+    return render.table(["field", "the copy's generation_config.json", *ways], rows)
 
 
 def server_fragment(record) -> str:
@@ -132,15 +144,18 @@ JOB = Job(
     engine=OFFLINE,
     collect=collect,
     claims=(
-        Claim("offline-generation-defaults.no-params-follow-model", "generate() with no SamplingParams uses the "
-              "model's generation_config.json: its temperature, top_p, top_k, repetition_penalty, and its "
-              "max_new_tokens as max_tokens.", decide_no_params),
-        Claim("offline-generation-defaults.explicit-replaces-all", "An explicit SamplingParams replaces every model "
-              "default, including the fields it does not set: they fall back to SamplingParams' own defaults "
-              "(max_tokens 16).", decide_explicit),
-        Claim("offline-generation-defaults.server-fills-gaps", "The server applies the model's defaults field by "
-              "field: a request that sets only temperature still stops at the model's max_new_tokens; its own "
-              "max_tokens wins where it sets one.", decide_server),
+        Claim("offline-generation-defaults.no-params-follow-model", "With no SamplingParams, generate() uses the "
+              "model's defaults: llm.get_default_sampling_params() holds the model's temperature, top_p, top_k and "
+              "repetition_penalty, and the answers stop at its max_new_tokens.", decide_no_params),
+        Claim("offline-generation-defaults.explicit-replaces-all", "A new SamplingParams replaces the model's "
+              "defaults, also for fields it does not set: SamplingParams(temperature=0) stops answers at "
+              "SamplingParams' own 16 tokens, not at the model's max_new_tokens.", decide_explicit),
+        Claim("offline-generation-defaults.start-from-defaults", "Changing one field of "
+              "llm.get_default_sampling_params() keeps the model's other defaults: with temperature set to 0, "
+              "answers still stop at the model's max_new_tokens.", decide_changed),
+        Claim("offline-generation-defaults.server-fills-gaps", "On the server, a request that sets temperature "
+              "but not max_tokens stops at the model's max_new_tokens; a request's own max_tokens wins where it "
+              "sets one.", decide_server),
     ),
     fragments={"settings": fragment, "server": server_fragment},
 )
