@@ -90,6 +90,29 @@ def test_ctrl_c_during_startup_leaves_no_process():
     assert not (set(our_processes()) - before)
 
 
+def test_ctrl_c_while_an_offline_job_starts_its_server_leaves_no_process_and_no_record(tmp_path):
+    """An offline job that also starts the server: its engine child and that server both go."""
+    before = set(our_processes())
+    proc = subprocess.Popen([*VERIFY, "run", "offline-generation-defaults", "--all", "--evidence-dir", str(tmp_path)],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 240
+    seen = []
+    for line in proc.stdout:  # progress lines: the child's log tail names the server it starts
+        seen.append(line)
+        if "starting vLLM" in line or "waiting for /health" in line or time.monotonic() > deadline:
+            break
+    assert any("starting vLLM" in line or "waiting for /health" in line for line in seen), "".join(seen[-10:])
+    time.sleep(5)
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, rest
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (set(our_processes()) - before):
+        time.sleep(0.5)
+    assert not (set(our_processes()) - before)
+    assert not list(tmp_path.rglob("*.json"))  # an interrupted job writes no record
+
+
 def test_server_dies_when_verify_is_killed_outright():
     """Even SIGKILL, which no cleanup code can catch, leaves no server behind."""
     before = set(our_processes())

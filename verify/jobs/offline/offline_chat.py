@@ -67,8 +67,8 @@ JOB = Job(
     claims=(
         Claim("offline-chat.template-applied", "llm.chat() sends the model's chat template around the message (more "
               "prompt tokens than generate() on the same text).", decide_template),
-        Claim("offline-chat.answers-differ", "So the same text gets a different greedy answer through chat() than "
-              "through generate().", decide_answers_differ),
+        Claim("offline-chat.answers-differ", "For the same text, the greedy answer through chat() differed from the "
+              "one through generate().", decide_answers_differ),
     ),
     fragments={"table": fragment},
 )

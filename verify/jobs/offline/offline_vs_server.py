@@ -167,9 +167,10 @@ def fragment(record) -> str:
     o, s = summary([throughput(t, d) for t in off["trials"]]), summary([throughput(t, d) for t in srv["trials"]])
     b, st = summary(off["starts_s"]), summary(srv["starts_s"])
     rows = [
-        ["requests running at once", f"{d['prompts']} (max_num_seqs {off['limits']['max_num_seqs']})",
-         f"at most {max(t['peak_running'] for t in srv['trials']):.0f}, "
-         f"up to {max(t['peak_waiting'] for t in srv['trials']):.0f} waiting"],
+        ["sequence limit; requests running at once",
+         f"limit {off['limits']['max_num_seqs']} (the engine's configuration; running count not observed)",
+         f"at most {max(t['peak_running'] for t in srv['trials']):.0f} running, "
+         f"up to {max(t['peak_waiting'] for t in srv['trials']):.0f} waiting (observed)"],
         [f"throughput, tokens/s (median of {TRIALS}; min to max)", f"{o['median']:.0f} ({o['min']:.0f} to {o['max']:.0f})",
          f"{s['median']:.0f} ({s['min']:.0f} to {s['max']:.0f})"],
         [f"start-up from a fresh process, s (median of {TRIALS}; min to max)",
@@ -190,7 +191,8 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("offline-vs-server.server-caps-running", f"A server given {PROMPTS} requests at once runs only part "
-              "of them at a time; the rest wait in its queue, though the KV cache would hold them all.",
+              "of them at a time; the rest wait in its queue, though its KV cache, at its peak use scaled to every "
+              "request, would hold them all.",
               decide_server_cap),
         Claim("offline-vs-server.larger-limits", "The offline engine's sequence limit (max_num_seqs) is above the "
               f"number the server ran at once, and above the {PROMPTS} prompts of the batch.", decide_larger_limits),
