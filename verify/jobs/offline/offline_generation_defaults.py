@@ -126,7 +126,7 @@ def fragment(record) -> str:
     fields = ("temperature", "top_p", "top_k", "repetition_penalty", "max_tokens")
     model = {**d["model_defaults"], "max_tokens": d["model_defaults"]["max_new_tokens"]}
     ways = list(d["ways"])
-    rows = [[f"`{k}`", str(model[k]), *(str(d["ways"][w]["settings"][k]) for w in ways)] for k in fields]
+    rows = [[k, str(model[k]), *(str(d["ways"][w]["settings"][k]) for w in ways)] for k in fields]
     rows.append(["answer lengths, tokens (finish reason)", "", *(_lengths(d["ways"][w]["outputs"]) for w in ways)])
     return render.table(["field", "the copy's generation_config.json", *ways], rows)
 
