@@ -116,15 +116,21 @@ def browser():
         b.close()
 
 
-@pytest.fixture
-def page(browser, served):
+def open_page(browser, origin):
+    """A fresh browser context and page that records console errors and requests leaving 127.0.0.1."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=served)
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=origin)
     pg = context.new_page()
     pg.errors, pg.outside = [], []
     pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
     pg.on("pageerror", lambda e: pg.errors.append(str(e)))
     pg.on("request", lambda r: pg.outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
+    return context, pg
+
+
+@pytest.fixture
+def page(browser, served):
+    context, pg = open_page(browser, served)
     yield pg
     context.close()
 
@@ -185,22 +191,25 @@ def test_copy_button_copies_the_snippet(page, served):
     assert copied.strip() == shown.strip()
 
 
-@pytest.mark.browser
-def test_search_finds_the_article(page, served):
+def _search(page, served, text):
+    """Type into the site's search box; returns the result items."""
     _visit(page, served, "/")
     page.locator(".md-search__input").first.click(force=True)
-    page.keyboard.type("proxy_buffering")
+    page.keyboard.type(text)
     page.wait_for_selector(".md-search-result__item", timeout=10_000)
+    return page.locator(".md-search-result__item")
+
+
+@pytest.mark.browser
+def test_search_finds_the_article(page, served):
+    _search(page, served, "proxy_buffering")
     assert "Streaming" in page.locator(".md-search-result").inner_text()
 
 
 @pytest.mark.browser
 def test_search_finds_a_claim_by_its_identifier(page, served):
-    _visit(page, served, "/")
-    page.locator(".md-search__input").first.click(force=True)
-    page.keyboard.type("offline-generation-defaults.explicit-replaces-all")
-    page.wait_for_selector(".md-search-result__item", timeout=10_000)
-    assert "Offline Batch Inference" in page.locator(".md-search-result__item").first.inner_text()
+    results = _search(page, served, "offline-generation-defaults.explicit-replaces-all")
+    assert "Offline Batch Inference" in results.first.inner_text()
 
 
 @pytest.mark.browser

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from tests.test_site import _visit, browser  # noqa: F401  (the shared Chromium fixture)
+from tests.test_site import _visit, browser, open_page  # noqa: F401  (the shared Chromium fixture)
 from verify.registry import all_claims
 
 ZENSICAL = Path(sys.executable).with_name("zensical")
@@ -89,12 +89,7 @@ def zserved(zsite):
 
 @pytest.fixture
 def zpage(browser, zserved):  # noqa: F811
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    pg = context.new_page()
-    pg.errors, pg.outside = [], []
-    pg.on("console", lambda m: pg.errors.append(m.text) if m.type == "error" else None)
-    pg.on("pageerror", lambda e: pg.errors.append(str(e)))
-    pg.on("request", lambda r: pg.outside.append(r.url) if not r.url.startswith(("http://127.0.0.1", "data:", "blob:")) else None)
+    context, pg = open_page(browser, zserved)
     yield pg
     context.close()
 
