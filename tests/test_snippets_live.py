@@ -65,19 +65,24 @@ def test_client_settings_has_no_retries(base_env):
 
 
 @pytest.mark.parametrize("name", ["cancel_httpx.py", "cancel_openai.py"])
-def test_cancel_snippets_leave_after_two_seconds(name, base_env, live_server):
-    import time
+def test_cancel_snippets_abort_the_generation(name, base_env, live_server):
+    """The snippet lets go and the server aborts the request: it never completes its 1000 tokens.
+
+    Judged by the server's counters, not by wall time: an aborted request adds no
+    success and generates fewer tokens than asked, however slow the machine is.
+    """
     from verify.measure import metrics
     metrics.wait_idle(live_server.url)
-    t0 = time.monotonic()
+    before = metrics.read(live_server.url)
     out = run_snippet(SNIPPETS / "streaming" / name, base_env)
-    elapsed = time.monotonic() - t0
     assert out.returncode == 0, out.stderr
     assert "client gone" in out.stdout
-    # It left long before a 1000-token generation could finish on this server.
-    assert elapsed < 30
-    stopped = metrics.watch_until(live_server.url, lambda m: m["vllm:num_requests_running"] == 0, timeout_s=30)
+    stopped = metrics.watch_until(live_server.url, lambda m: m["vllm:num_requests_running"] == 0, timeout_s=120)
     assert stopped["reached"]
+    after = metrics.read(live_server.url)
+    assert after["vllm:request_success_total"] == before["vllm:request_success_total"], "the request ran to its end"
+    generated = after["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"]
+    assert 0 < generated < 1000
 
 
 def test_reassemble_on_a_live_multibyte_stream(live_server):
