@@ -6,7 +6,7 @@
     verify status                   every claim's verdict, age, and the inputs that made it stale
     verify pages                    rewrite generated pages from the evidence (no server)
     verify render [--out DIR]       the site's sources with the evidence rendered in, for any generator
-    verify prepare                  convert the embedded model (no server)
+    verify prepare                  install the profile's vLLM release and convert the embedded model (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
     verify probe URL                the streaming article's path checks against any endpoint
@@ -97,8 +97,10 @@ def cmd_render(args) -> int:
 
 
 def cmd_prepare(args) -> int:
-    """Everything a run needs on disk, without starting anything: the converted embedded model."""
+    """Everything a run needs on disk, without starting anything: the release's environment and the model."""
     profile = get_profile(args.profile)
+    python = profile.python(_progress)
+    print(f"verify prepare: vLLM {profile.distribution}=={profile.release} runs on {python}")
     if profile.model_source != "embedded":
         print(f"verify prepare: profile {profile.name} loads {profile.model_source} itself; nothing to prepare")
         return 0
@@ -164,7 +166,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--out", type=Path, default=Path("build/rendered"), help="where (default: build/rendered)")
     s.set_defaults(func=cmd_render)
 
-    s = sub.add_parser("prepare", help="convert the embedded model now (CI caches the result)")
+    s = sub.add_parser("prepare", help="install the profile's vLLM release and convert the embedded model now (CI caches both)")
     s.add_argument("--profile", **prof)
     s.set_defaults(func=cmd_prepare)
 

@@ -72,7 +72,7 @@ class Job:
     pages: tuple[str, ...]
     collect: Callable[[Any], dict]
     claims: tuple[Claim, ...]
-    profiles: tuple[str, ...] = ("cpu", "t4")
+    profiles: tuple[str, ...] = ("cpu", "cpu-oldest", "t4")
     engine: str = SERVER
     # The server variant (verify.live.profiles.VARIANTS) the job needs; server jobs only.
     variant: str = "default"

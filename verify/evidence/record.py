@@ -55,8 +55,16 @@ class Record:
 
     # --- freshness
     def changed_inputs(self, job, profile) -> list[str]:
-        """Inputs that changed since the record was made; empty when the record is fresh."""
-        return input_hashes.changed(self.inputs, job, profile)
+        """Inputs that changed since the record was made; empty when the record is fresh.
+
+        The vLLM release is one of them: a record made on another release than the one
+        the profile names now (after an upgrade) is stale. It is compared with the version
+        the engine itself reported, so it needs no hash of its own.
+        """
+        changed = input_hashes.changed(self.inputs, job, profile)
+        if self.engine_version is not None and self.engine_version != profile.release:
+            changed.append(f"vLLM release ({self.engine_version} recorded, the profile now runs {profile.release})")
+        return changed
 
     def is_fresh(self, job, profile) -> bool:
         return not self.changed_inputs(job, profile)

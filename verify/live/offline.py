@@ -25,6 +25,7 @@ from verify.context import BaseContext, tracking
 from verify.errors import VerifyError
 from verify.live import processes
 from verify.live.profiles import Profile, get_profile
+from verify.paths import ROOT
 
 RESULT_TIMEOUT_S = 900.0
 
@@ -33,6 +34,7 @@ RESULT_TIMEOUT_S = 900.0
 class OfflineContext(BaseContext):
     profile: Profile = None
     model_path: str = ""
+    model_facts: dict = field(default_factory=dict)
     # Every engine the job built: its arguments and how long construction took.
     engines: list = field(default_factory=list)
     # Every HTTP server the job started to compare with (see server()): its facts.
@@ -71,17 +73,29 @@ class OfflineContext(BaseContext):
         from verify.evidence.provenance import server_facts
         from verify.live.server import managed_server
         self.close_llm()
-        with managed_server(self.profile, progress=self.progress, variant=variant, model_path=model) as srv:
+        # The model folder the parent prepared (this child's environment may not be able to).
+        facts = {**self.model_facts, "folder": "a copy made by the job"} if model else self.model_facts
+        with managed_server(self.profile, progress=self.progress, variant=variant,
+                            model_path=model or self.model_path, model_facts=facts) as srv:
             self.servers.append(server_facts(srv))
             yield srv
 
 
 def run_offline_job(job, profile: Profile, progress=print) -> dict:
     """Run an offline job in its child process; returns what the child wrote."""
+    from verify.live.server import model_for
     workdir = Path(tempfile.mkdtemp(prefix="vllm-offline-"))
-    log_path, out_path = workdir / "offline.log", workdir / "result.json"
-    env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1"}
-    argv = [sys.executable, "-m", "verify.live.offline", job.id, profile.name, str(out_path)]
+    log_path, out_path, model_file = workdir / "offline.log", workdir / "result.json", workdir / "model.json"
+    # The model is prepared here, in this environment: a release's own environment has
+    # only vLLM, not the model package or the converter.
+    model_path, model_facts = model_for(profile, progress)
+    model_file.write_text(json.dumps({"path": model_path, "facts": model_facts}), encoding="utf-8")
+    # The child runs on the profile's release; this checkout is put on its path, since
+    # a release's own environment does not have the verify package installed.
+    env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
+    argv = [profile.python(progress), "-m", "verify.live.offline", job.id, profile.name, str(out_path),
+            str(model_file)]
     progress(f"[{job.id}] starting the offline engine ({profile.name} profile) in a child process; log: {log_path}")
     t0 = time.monotonic()
     proc = processes.spawn(argv, log_path, env=env)
@@ -113,17 +127,13 @@ def _tail(path: Path, lines: int = 15) -> str:
         return ""
 
 
-def _child(job_id: str, profile_name: str, out: str) -> int:
-    from verify.live.model import prepare_embedded_model
+def _child(job_id: str, profile_name: str, out: str, model_file: str) -> int:
     from verify.registry import get_job
     job, profile = get_job(job_id), get_profile(profile_name)
-    if profile.model_source == "embedded":
-        folder, model_facts = prepare_embedded_model()
-        model_path = str(folder)
-    else:
-        model_path, model_facts = profile.model_source, {"hub_id": profile.model_source}
+    model = json.loads(Path(model_file).read_text(encoding="utf-8"))
+    model_path, model_facts = model["path"], model["facts"]
     processes.unwind_on_signals()  # SIGTERM from the parent unwinds, so a server this job started stops too
-    ctx = OfflineContext(profile=profile, model_path=model_path, progress=lambda m: print(m, flush=True))
+    ctx = OfflineContext(profile=profile, model_path=model_path, model_facts=model_facts, progress=lambda m: print(m, flush=True))
     with tracking(ctx.inputs):
         data = job.collect(ctx)
     ctx.inputs.check(job.id)
@@ -141,7 +151,7 @@ def _child(job_id: str, profile_name: str, out: str) -> int:
 
 if __name__ == "__main__":
     try:
-        sys.exit(_child(*sys.argv[1:4]))
+        sys.exit(_child(*sys.argv[1:5]))
     except VerifyError as e:
         print(f"verify: error: {e.message}", file=sys.stderr)
         sys.exit(1)

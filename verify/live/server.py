@@ -75,7 +75,8 @@ def log_tail(path: Path, lines: int = 15) -> str:
     return "\n".join(text[-lines:])
 
 
-def _model_path(profile: Profile, progress) -> tuple[str, dict]:
+def model_for(profile: Profile, progress=print) -> tuple[str, dict]:
+    """The model a profile serves: the local folder of the embedded model, or a hub id; and its facts."""
     if profile.model_source == "embedded":
         from verify.live.model import prepare_embedded_model
         folder, facts = prepare_embedded_model(progress)
@@ -83,29 +84,24 @@ def _model_path(profile: Profile, progress) -> tuple[str, dict]:
     return profile.model_source, {"hub_id": profile.model_source}
 
 
-def _check_server_stack() -> None:
-    import importlib.util
-    if importlib.util.find_spec("vllm") is None:
-        raise VerifyError("vLLM is not installed in this environment (install the server stack: pip install -e '.[server]')")
-
-
 @contextlib.contextmanager
 def managed_server(profile: Profile, port: int | None = None, progress=print,
                    variant: str = DEFAULT_VARIANT, extra_flags: tuple[str, ...] = (),
-                   model_path: str | None = None) -> Iterator[Server]:
+                   model_path: str | None = None, model_facts: dict | None = None) -> Iterator[Server]:
     get_variant(variant)
-    _check_server_stack()
+    python = profile.python(progress)  # the profile's release: this environment's, or its own
     if port is not None and processes.port_in_use(port):
         raise VerifyError(f"port {port} on 127.0.0.1 is already in use; pick another with --port or stop what holds it")
     port = port or processes.free_port()
-    model, facts = _model_path(profile, progress)
-    if model_path:  # a job's own copy of the model (for example with another generation config)
-        model, facts = model_path, {**facts, "folder": "a copy made by the job"}
+    if model_path:  # a folder the caller prepared, or a job's own copy of the model
+        model, facts = model_path, model_facts or {"folder": "a copy made by the job"}
+    else:
+        model, facts = model_for(profile, progress)
     workdir = Path(tempfile.mkdtemp(prefix="vllm-server-"))
     log_path = workdir / "server.log"
-    argv = profile.argv(model, port, variant) + list(extra_flags)  # extra flags: start-up failure tests
+    argv = profile.argv(model, port, variant, python) + list(extra_flags)  # extra flags: start-up failure tests
     env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1"}
-    progress(f"starting vLLM ({profile.name} profile, variant {variant}) on 127.0.0.1:{port}; log: {log_path}")
+    progress(f"starting vLLM {profile.release} ({profile.name} profile, variant {variant}) on 127.0.0.1:{port}; log: {log_path}")
     t0 = time.monotonic()
     proc = processes.spawn(argv, log_path, env=env)
     try:
@@ -126,7 +122,7 @@ def _wait_healthy(server: Server, proc, timeout_s: float, t0: float, progress) -
         while True:
             code = proc.poll()
             if code is not None:
-                raise VerifyError(f"vLLM server exited with code {code} during start-up",
+                raise VerifyError(f"vLLM {server.profile.release} server exited with code {code} during start-up",
                                   detail=log_tail(server.log_path))
             try:
                 if client.get(server.url + "/health").status_code == 200:
@@ -135,7 +131,7 @@ def _wait_healthy(server: Server, proc, timeout_s: float, t0: float, progress) -
                 pass
             now = time.monotonic()
             if now - t0 > timeout_s:
-                raise VerifyError(f"vLLM server not healthy after {timeout_s:.0f} s",
+                raise VerifyError(f"vLLM {server.profile.release} server not healthy after {timeout_s:.0f} s",
                                   detail=log_tail(server.log_path))
             if now - last_note >= 10:
                 last_note = now

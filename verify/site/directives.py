@@ -8,6 +8,7 @@ A page writes, in its Markdown source:
     {{ page_summary() }}                               counts of verdicts on this page
     {{ article_counts("kv-cache.md") }}                 another page's claim count and newest evidence (home page)
     {{ status_table() }}                               every job (status page only)
+    {{ release_changes("claims") }}                    what changed between releases ("summary", "claims", "figures")
 
 The build hook (verify/site/hook.py) replaces them; `verify check` reads the
 `claim` directives to compare what pages assert with what the evidence says.
@@ -24,7 +25,7 @@ from verify.errors import VerifyError
 from verify.paths import DOCS
 
 DIRECTIVE = re.compile(r"\{\{\s*(?P<call>[a-z_]+\(.*?\))\s*\}\}")
-KNOWN = {"claim", "evidence", "figure", "page_summary", "article_counts", "status_table"}
+KNOWN = {"claim", "evidence", "figure", "page_summary", "article_counts", "status_table", "release_changes"}
 
 
 @dataclass(frozen=True)

@@ -71,8 +71,13 @@ def _verdict_pill(verdict: str, expect: str) -> str:
     return pill(verdict)
 
 
-def claim_box(claim, expect: str, main, states: list, prefix: str) -> str:
-    """A claim as the page states it, with the verdict of every profile that has evidence."""
+def claim_box(claim, expect: str, main, states: list, prefix: str, across: str | None = None,
+              changed_between: bool = False) -> str:
+    """A claim as the page states it, with the verdict of every profile that has evidence.
+
+    across: the verdict on each vLLM release checked, in one line (verify/site/releases.py);
+    changed_between: the verdict differs between releases, which the box says and links.
+    """
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
                    f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
     if main.verdict == expect:
@@ -83,6 +88,11 @@ def claim_box(claim, expect: str, main, states: list, prefix: str) -> str:
         note = ""
         mismatch = (f'<div class="verify-mismatch">This page states the claim as <em>{text(expect)}</em>; '
                     f'the evidence says <em>{text(main.verdict)}</em>. The prose is out of date.</div>')
+    if across:
+        more = (f' · <a href="{prefix}releases/#{changes_anchor(claim.id)}">what changed</a>'
+                if changed_between else "")
+        note += (f'<div class="verify-releases{" verify-release-changed" if changed_between else ""}"><small>'
+                 f'Across vLLM releases: {text(across)}{more}</small></div>')
     state = "myth" if main.verdict == expect == "refuted" else main.verdict
     return (f'\n<div class="verify-claim verify-{text(state)}" id="{claim.anchor}">'
             f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '
@@ -155,3 +165,62 @@ def status_table(rows: list[dict], profiles: list[str], prefix: str, page_link) 
     head = "".join(f"<th>{text(p)}</th>" for p in profiles)
     return (f'\n<div class="evidence-table"><table class="verify-status"><thead><tr><th>claim</th>{head}'
             f'<th>stated on</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>\n')
+
+
+# --- what changed between releases (the releases page)
+
+def changes_anchor(claim_id: str) -> str:
+    return "changed-" + claim_id.replace(".", "--")
+
+
+def _record_link(record, prefix: str) -> str:
+    return f'<a href="{prefix}{record.evidence_url()}">{text(record.engine_version)} record</a>'
+
+
+def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[int, int], prefix: str,
+                    pages_of: dict) -> tuple[str, str, str]:
+    """Claims whose verdict changed and figures that moved, between two profiles' releases.
+
+    Returns three parts (summary, claims table, figures table), which the page places under
+    its own headings; pages_of maps a claim id to the (url, name) of the pages stating it.
+    """
+    both, total = compared
+    intro = (f'\n<div class="verify-summary" id="releases-compared">Compared: vLLM {text(older.release)} '
+             f'(profile <code>{text(older.name)}</code>) and vLLM {text(newer.release)} (profile '
+             f'<code>{text(newer.name)}</code>), same machine, model and flags. {both} of {total} jobs have fresh '
+             f'records on both; {len(verdicts)} claims changed verdict; {len(moved)} figures moved beyond '
+             f'their tolerance.</div>\n')
+    rows = []
+    for c in verdicts:
+        old, new = c.older.verdict(c.claim_id), c.newer.verdict(c.claim_id)
+        pages = " ".join(f'<a href="{prefix}{url}#claim-{c.claim_id.replace(".", "--")}">{text(name)}</a>'
+                         for url, name in pages_of.get(c.claim_id, []))
+        rows.append(f'<tr id="{changes_anchor(c.claim_id)}"><td><code>{text(c.claim_id)}</code><br>'
+                    f'<small>{text(c.claim_text)}</small><br><small>stated on: {pages}</small></td>'
+                    f'<td>{pill(old["verdict"])}<br><small>{text(old.get("because", ""))}</small><br>'
+                    f'<small>{_record_link(c.older, prefix)}</small></td>'
+                    f'<td>{pill(new["verdict"])}<br><small>{text(new.get("because", ""))}</small><br>'
+                    f'<small>{_record_link(c.newer, prefix)}</small></td></tr>')
+    claims = (f'\n<div class="evidence-table"><table class="verify-changes"><thead><tr><th>claim</th>'
+              f'<th>vLLM {text(older.release)}</th><th>vLLM {text(newer.release)}</th></tr></thead>'
+              f'<tbody>{"".join(rows)}</tbody></table></div>\n') if rows else \
+        '\n<p class="verify-none">No claim changed its verdict between the two releases.</p>\n'
+    frows = []
+    for c in moved:
+        f = c.figure
+        change = "n/a" if f["change"] is None else f"{f['change'] * 100:+.0f} %"
+        unit = f" {f['unit']}" if f.get("unit") else ""
+        frows.append(f'<tr id="moved-{text(c.job_id)}-{len(frows)}"><td><code>{text(c.job_id)}</code><br>'
+                     f'<small>{text(f["name"])}</small></td>'
+                     f'<td>{text(_num(f["before"]))}{text(unit)}<br><small>{_record_link(c.older, prefix)}</small></td>'
+                     f'<td>{text(_num(f["after"]))}{text(unit)}<br><small>{_record_link(c.newer, prefix)}</small></td>'
+                     f'<td>{text(change)}<br><small>tolerance {f["tolerance"] * 100:.0f} %</small></td></tr>')
+    figs = (f'\n<div class="evidence-table"><table class="verify-moved"><thead><tr><th>figure</th>'
+            f'<th>vLLM {text(older.release)}</th><th>vLLM {text(newer.release)}</th><th>change</th></tr></thead>'
+            f'<tbody>{"".join(frows)}</tbody></table></div>\n') if frows else \
+        '\n<p class="verify-none">No headline figure moved beyond its job\'s tolerance.</p>\n'
+    return intro, claims, figs
+
+
+def _num(value) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)

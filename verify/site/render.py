@@ -21,8 +21,8 @@ from verify.errors import VerifyError
 from verify.live.profiles import DEFAULT_PROFILE, PROFILES
 from verify.paths import DOCS
 from verify.registry import all_jobs, find_claim
-from verify.site import agreement, html
-from verify.site.directives import parse_directives
+from verify.site import agreement, html, releases
+from verify.site.directives import page_claims, parse_directives
 
 Warn = Callable[[str], None]
 
@@ -61,7 +61,9 @@ def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str
     problem = main.problem(expect) if DEFAULT_PROFILE in job.profiles else None
     if problem:
         warn(f"{src}: {problem}")
-    return html.claim_box(claim, expect, main, states, prefix)
+    across = releases.verdicts_across(claim_id)
+    changed = len({r.verdict for r in across}) > 1
+    return html.claim_box(claim, expect, main, states, prefix, releases.since(across), changed)
 
 
 def _main_record(src: str, warn: Warn, job_id: str):
@@ -132,6 +134,23 @@ def _status_table(prefix: str) -> str:
     return html.status_table(status_rows(), list(PROFILES), prefix, _page_link)
 
 
+def _release_changes(src: str, prefix: str, part: str) -> str:
+    profiles = releases.release_profiles()
+    if len(profiles) < 2:
+        return '\n<p class="verify-none">Only one release is checked.</p>\n'
+    older, newer = profiles[0], profiles[-1]
+    verdicts, moved = releases.changes(older.name, newer.name)
+    pages_of: dict = {}
+    for pc in page_claims():
+        pages_of.setdefault(pc.claim_id, []).append(_page_link(pc.page))
+    parts = dict(zip(("summary", "claims", "figures"),
+                     html.release_changes(older, newer, verdicts, moved, releases.compared_jobs(older.name, newer.name),
+                                          prefix, pages_of)))
+    if part not in parts:
+        raise VerifyError(f"{src}: release_changes part must be one of {', '.join(parts)}, not {part!r}")
+    return parts[part]
+
+
 def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) -> str:
     """The page's Markdown with every directive replaced; src is its path relative to docs/.
 
@@ -155,6 +174,8 @@ def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) 
             out = _article_counts(src, *d.args)
         elif d.name == "status_table":
             out = _status_table(prefix)
+        elif d.name == "release_changes":
+            out = _release_changes(src, prefix, *d.args)
         else:
             raise VerifyError(f"{src}:{d.line}: directive {d.name} is not rendered by the site")
         markdown = markdown[:d.start] + out + markdown[d.end:]
