@@ -63,7 +63,18 @@ def _restores_cache(step: dict) -> bool:
     return step.get("uses", "").startswith(("actions/cache/restore@", "actions/cache@"))
 
 
-@pytest.mark.parametrize("workflow", ["verify.yml", "gpu-t4.yml"])
+def test_release_workflow_runs_the_older_profile_on_a_schedule_and_proposes_a_pr():
+    text = (ROOT / ".github" / "workflows" / "release-cpu-oldest.yml").read_text()
+    on = __import__("yaml").safe_load(text)[True]  # YAML reads the key `on` as true
+    assert set(on) == {"schedule", "workflow_dispatch"}, "the second release runs on a schedule and on demand only"
+    assert "verify prepare --profile cpu-oldest" in text and "verify run --all --profile cpu-oldest" in text
+    assert "path: .venvs" in text, "the release's own environment is cached"
+    assert "gh pr create" in text
+    push = (ROOT / ".github" / "workflows" / "verify.yml").read_text()
+    assert "cpu-oldest" not in push, "the push workflow keeps running the default profile only"
+
+
+@pytest.mark.parametrize("workflow", ["verify.yml", "gpu-t4.yml", "release-cpu-oldest.yml"])
 def test_every_job_that_installs_restores_the_cache_first(workflow):
     for name, job in _jobs(workflow).items():
         steps = job.get("steps", [])

@@ -84,6 +84,7 @@ class OfflineContext(BaseContext):
 def run_offline_job(job, profile: Profile, progress=print) -> dict:
     """Run an offline job in its child process; returns what the child wrote."""
     from verify.live.server import model_for
+    python = profile.python(progress)  # first: a release that cannot be installed fails before anything else
     workdir = Path(tempfile.mkdtemp(prefix="vllm-offline-"))
     log_path, out_path, model_file = workdir / "offline.log", workdir / "result.json", workdir / "model.json"
     # The model is prepared here, in this environment: a release's own environment has
@@ -94,7 +95,7 @@ def run_offline_job(job, profile: Profile, progress=print) -> dict:
     # a release's own environment does not have the verify package installed.
     env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    argv = [profile.python(progress), "-m", "verify.live.offline", job.id, profile.name, str(out_path),
+    argv = [python, "-m", "verify.live.offline", job.id, profile.name, str(out_path),
             str(model_file)]
     progress(f"[{job.id}] starting the offline engine ({profile.name} profile) in a child process; log: {log_path}")
     t0 = time.monotonic()

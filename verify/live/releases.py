@@ -60,7 +60,7 @@ def install(distribution: str, release: str, progress=print) -> Path:
     staging = env.with_name(env.name + ".partial")
     shutil.rmtree(staging, ignore_errors=True)
     ENVS.mkdir(exist_ok=True)
-    progress(f"installing {distribution}=={release} into {env.relative_to(ROOT)} "
+    progress(f"installing {distribution}=={release} into {_shown(env)} "
              f"(its own environment, ~3.5 GB; a few minutes the first time)")
     try:
         _run([sys.executable, "-m", "venv", str(staging)], "create its environment", release, distribution)
@@ -76,8 +76,12 @@ def install(distribution: str, release: str, progress=print) -> Path:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    progress(f"{distribution}=={release} ready in {env.relative_to(ROOT)}")
+    progress(f"{distribution}=={release} ready in {_shown(env)}")
     return env
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
 
 
 def _run(argv: list[str], what: str, release: str, distribution: str, progress=None) -> None:

@@ -188,8 +188,8 @@ def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[i
     intro = (f'\n<div class="verify-summary" id="releases-compared">Compared: vLLM {text(older.release)} '
              f'(profile <code>{text(older.name)}</code>) and vLLM {text(newer.release)} (profile '
              f'<code>{text(newer.name)}</code>), same machine, model and flags. {both} of {total} jobs have fresh '
-             f'records on both; {len(verdicts)} claims changed verdict; {len(moved)} figures moved beyond '
-             f'their tolerance.</div>\n')
+             f'records on both; {_count(len(verdicts), "claim")} changed verdict; '
+             f'{_count(len(moved), "figure")} moved beyond tolerance.</div>\n')
     rows = []
     for c in verdicts:
         old, new = c.older.verdict(c.claim_id), c.newer.verdict(c.claim_id)
@@ -214,12 +214,18 @@ def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[i
                      f'<small>{text(f["name"])}</small></td>'
                      f'<td>{text(_num(f["before"]))}{text(unit)}<br><small>{_record_link(c.older, prefix)}</small></td>'
                      f'<td>{text(_num(f["after"]))}{text(unit)}<br><small>{_record_link(c.newer, prefix)}</small></td>'
-                     f'<td>{text(change)}<br><small>tolerance {f["tolerance"] * 100:.0f} %</small></td></tr>')
+                     f'<td>{text(change)}<br><small>tolerance {f["tolerance"] * 100:.0f} %</small>'
+                     f'{"" if c.same_machine else "<br><small><strong>recorded on different CPUs</strong></small>"}'
+                     f'</td></tr>')
     figs = (f'\n<div class="evidence-table"><table class="verify-moved"><thead><tr><th>figure</th>'
             f'<th>vLLM {text(older.release)}</th><th>vLLM {text(newer.release)}</th><th>change</th></tr></thead>'
             f'<tbody>{"".join(frows)}</tbody></table></div>\n') if frows else \
         '\n<p class="verify-none">No headline figure moved beyond its job\'s tolerance.</p>\n'
     return intro, claims, figs
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _num(value) -> str:

@@ -72,6 +72,12 @@ class Change:
     claim_text: str = ""
     figure: dict | None = None  # figures.moved() entry
 
+    @property
+    def same_machine(self) -> bool:
+        """Timings compare across releases only if both records ran on the same kind of CPU."""
+        cpu = lambda r: r.provenance.get("hardware", {}).get("cpu")  # noqa: E731
+        return cpu(self.older) == cpu(self.newer)
+
 
 def changes(older: str, newer: str = DEFAULT_PROFILE) -> tuple[list[Change], list[Change]]:
     """Claims whose verdict differs between the two profiles' fresh records, and figures that moved."""
