@@ -266,3 +266,15 @@ def test_status_page_tells_refuted_myths_from_contradictions(site):
     row = html[html.index('id="status-request-endings--abort-counted"'):]
     row = row[:row.index("</tr>")]
     assert "verify-myth" in row and "refuted, as the pages say" in row
+
+
+@pytest.mark.browser
+def test_claims_say_which_releases_they_hold_on_and_the_releases_page_links_both_records(page, served):
+    _visit(page, served, "/streaming/")
+    lines = page.locator(".verify-releases")
+    assert lines.count() >= 1
+    assert re.match(r"Across vLLM releases: \w+ (on every release checked|since) ", lines.first.inner_text())
+    _visit(page, served, "/releases/", "releases.png")
+    assert "Compared: vLLM" in page.locator("#releases-compared").inner_text()
+    for link in page.locator("table.verify-changes a[href$='.json'], table.verify-moved a[href$='.json']").all()[:6]:
+        assert page.request.get(link.evaluate("a => a.href")).ok

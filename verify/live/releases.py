@@ -6,13 +6,12 @@ Any other release is installed once into `.venvs/<distribution>-<release>/`
 and reused: the server and the offline engine of that profile are started with
 that environment's interpreter, while the jobs' clients stay in this one. An
 environment is complete only once its marker file is written, so an interrupted
-or failed install never passes for a good one.
+or failed install never passes for a good one, and a failed one is removed.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
-import os
 import shutil
 import subprocess
 import sys
@@ -55,26 +54,27 @@ def python_for(distribution: str, release: str, progress=print) -> str:
 
 
 def install(distribution: str, release: str, progress=print) -> Path:
-    """Install the release into a staging folder, check that vLLM imports, then move it into place."""
+    """Install the release into its folder and check that vLLM imports; the marker file goes last.
+
+    The environment is built where it will stay (a virtual environment writes its own path into
+    its scripts, so it cannot be moved), and removed again if any step fails.
+    """
     env = env_dir(distribution, release)
-    staging = env.with_name(env.name + ".partial")
-    shutil.rmtree(staging, ignore_errors=True)
-    ENVS.mkdir(exist_ok=True)
+    shutil.rmtree(env, ignore_errors=True)  # an earlier install that never wrote its marker
+    ENVS.mkdir(parents=True, exist_ok=True)
     progress(f"installing {distribution}=={release} into {_shown(env)} "
              f"(its own environment, ~3.5 GB; a few minutes the first time)")
     try:
-        _run([sys.executable, "-m", "venv", str(staging)], "create its environment", release, distribution)
-        pip = [str(staging / "bin" / "python"), "-m", "pip"]
+        _run([sys.executable, "-m", "venv", str(env)], "create its environment", release, distribution)
+        pip = [str(env / "bin" / "python"), "-m", "pip"]
         _run([*pip, "install", "--progress-bar", "off", f"{distribution}=={release}"], "install it",
              release, distribution, progress)
         subprocess.run([*pip, "uninstall", "-y", "-q", *UNWANTED], capture_output=True)
-        _run([str(staging / "bin" / "python"), "-c", "import vllm; print(vllm.__version__)"], "import it",
+        _run([str(env / "bin" / "python"), "-c", "import vllm; print(vllm.__version__)"], "import it",
              release, distribution)
-        (staging / MARKER).write_text(f"{distribution}=={release}\n", encoding="utf-8")
-        shutil.rmtree(env, ignore_errors=True)
-        os.replace(staging, env)
+        (env / MARKER).write_text(f"{distribution}=={release}\n", encoding="utf-8")
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        shutil.rmtree(env, ignore_errors=True)
         raise
     progress(f"{distribution}=={release} ready in {_shown(env)}")
     return env

@@ -10,8 +10,10 @@ def collect(ctx) -> dict:
     import shutil
     import subprocess
     import sys
-    # The `vllm` command installed beside this interpreter, as a reader would type it.
-    command = shutil.which("vllm", path=os.path.dirname(sys.executable))
+    # The `vllm` command installed beside the interpreter the server runs on (the profile's
+    # release, which may have an environment of its own), as a reader would type it.
+    python = (ctx.server.argv or [sys.executable])[0]
+    command = shutil.which("vllm", path=os.path.dirname(python))
     if command:
         run = subprocess.run([command, "--version"], capture_output=True, text=True, timeout=120)
         console = {"exit_code": run.returncode, "last_line": (run.stderr or run.stdout).strip().splitlines()[-1:]}
