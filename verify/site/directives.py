@@ -8,7 +8,7 @@ A page writes, in its Markdown source:
     {{ page_summary() }}                               counts of verdicts on this page
     {{ article_counts("kv-cache.md") }}                 another page's claim count and newest evidence (home page)
     {{ status_table() }}                               every job (status page only)
-    {{ release_changes("claims") }}                    what changed between releases ("summary", "claims", "figures")
+    {{ release_changes("claims") }}                    what changed between releases ("summary", "claims", "figures", "tolerances")
 
 The build hook (verify/site/hook.py) replaces them; `verify check` reads the
 `claim` directives to compare what pages assert with what the evidence says.

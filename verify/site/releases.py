@@ -103,3 +103,13 @@ def compared_jobs(older: str, newer: str = DEFAULT_PROFILE) -> tuple[int, int]:
         b = agreement.claim_state(job.claims[0].id, newer)
         both += bool(a.record and b.record and not a.stale and not b.stale)
     return both, len(all_jobs())
+
+
+def tolerances() -> list[list[str]]:
+    """One row per job with headline figures: its tolerance, why, and the figures (names from its record)."""
+    rows = []
+    for job_id, f in sorted(figures.FIGURES.items()):
+        record = agreement.claim_state(all_jobs()[job_id].claims[0].id, DEFAULT_PROFILE).record
+        names = sorted(figures.figures_of(job_id, record.data)) if record else []
+        rows.append([job_id, f"{f.tolerance * 100:.0f} %", f.why, "; ".join(names)])
+    return rows

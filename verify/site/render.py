@@ -146,6 +146,7 @@ def _release_changes(src: str, prefix: str, part: str) -> str:
     parts = dict(zip(("summary", "claims", "figures"),
                      html.release_changes(older, newer, verdicts, moved, releases.compared_jobs(older.name, newer.name),
                                           prefix, pages_of)))
+    parts["tolerances"] = html.table(["job", "tolerance", "why", "figures compared"], releases.tolerances())
     if part not in parts:
         raise VerifyError(f"{src}: release_changes part must be one of {', '.join(parts)}, not {part!r}")
     return parts[part]

@@ -17,7 +17,11 @@ from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
 SNIPPET = "kv-cache/cache_config.py"
 DTYPE_BYTES = {"float32": 4, "bfloat16": 2, "float16": 2, "half": 2}
-LOG_LINE = re.compile(r"KV cache size: ([\d,]+) tokens, Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
+# The start-up report: one line on recent releases ("KV cache size: N tokens, Maximum
+# concurrency for ..."), two lines on older ones ("GPU KV cache size: N tokens", then
+# "Maximum concurrency for ..."). Both parts are read wherever they are.
+SIZE = re.compile(r"KV cache size: ([\d,]+) tokens")
+CONCURRENCY = re.compile(r"Maximum concurrency for ([\d,]+) tokens per request: ([\d.]+)x")
 
 
 def collect(ctx) -> dict:
@@ -27,12 +31,13 @@ def collect(ctx) -> dict:
     server = ctx.server
     labels = ctx.snippet(SNIPPET).cache_config(server.url)  # the page's own snippet
     log = server.log_since(0) if server.managed else []
-    report = [line for line in log if LOG_LINE.search(line)]
+    report = [line for line in log if SIZE.search(line) or CONCURRENCY.search(line)]
+    complete = any(SIZE.search(line) for line in report) and any(CONCURRENCY.search(line) for line in report)
     argv = list(server.argv) if server.managed else []
     model_dir = Path(argv[argv.index("--model") + 1]) if "--model" in argv else None
     config = json.loads((model_dir / "config.json").read_text()) if model_dir else None
     dtype = argv[argv.index("--dtype") + 1] if "--dtype" in argv else None
-    return {"report": {"capture": "startup-log", "error": None if report else "no KV cache line in the server log "
+    return {"report": {"capture": "startup-log", "error": None if complete else "no KV cache report in the server log "
                        "(an external server's log is not ours to read)", "lines": report},
             "cache_config": labels, "command": [a for a in argv[1:] if a != str(model_dir)],
             "model_config": {k: config.get(k) for k in ("num_hidden_layers", "num_key_value_heads",
@@ -42,9 +47,10 @@ def collect(ctx) -> dict:
 
 
 def _reported(d) -> dict:
-    m = LOG_LINE.search(d["report"]["lines"][0])
-    return {"tokens": int(m.group(1).replace(",", "")), "per_request": int(m.group(2).replace(",", "")),
-            "concurrency": float(m.group(3))}
+    text = "\n".join(d["report"]["lines"])
+    size, concurrency = SIZE.search(text), CONCURRENCY.search(text)
+    return {"tokens": int(size.group(1).replace(",", "")), "per_request": int(concurrency.group(1).replace(",", "")),
+            "concurrency": float(concurrency.group(2))}
 
 
 def bytes_per_token(d) -> int:
@@ -111,7 +117,7 @@ def fragment(record):
         ["tokens: worked out / reported at start-up", f"{calc['tokens']:,} / {rep['tokens']:,}"],
         [f"maximum concurrency at {rep['per_request']:,} tokens per request", f"{rep['concurrency']}x"],
         ["prefix caching", cc["enable_prefix_caching"]],
-    ]) + render.pre(d["report"]["lines"], "the server's start-up line")
+    ]) + render.pre(d["report"]["lines"], "the server's start-up report")
 
 
 JOB = Job(
