@@ -34,6 +34,9 @@ class RunLog:
     starts: list[tuple[str, float]] = field(default_factory=list)
     jobs: list[tuple[str, str, float, str]] = field(default_factory=list)  # id, group, seconds, outcome
     failures: list[str] = field(default_factory=list)
+    # Each job's code and engine hashes, taken when the run started, from the code it runs:
+    # a file edited while the run goes on then leaves the record stale, not falsely fresh.
+    inputs_at_start: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def summary(self, wall_s: float) -> list[str]:
         lines = [f"\nwall time {wall_s:.1f} s"]
@@ -84,7 +87,7 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
     progress(f"running {len(todo)} of {len(jobs)} jobs on profile {profile.name}, in {len(groups)} engine start(s): "
              + "; ".join(f"{g}: {', '.join(j.id for j in js)}" for g, js in groups.items()))
     t_run = time.monotonic()
-    log = RunLog()
+    log = RunLog(inputs_at_start={j.id: input_hashes.static_inputs(j, profile) for j in todo})
     mfacts = machine_facts()
     for group, group_jobs in groups.items():
         if group_jobs[0].engine == OFFLINE:
@@ -169,7 +172,8 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
             raise VerifyError("a capture failed (" + "; ".join(failed[:3]) + ")")
         if not alive():
             raise VerifyError("the server was no longer healthy when the job ended")
-        record = build_record(job, profile, data, opened, engine_facts(), mfacts, started, time.monotonic() - t0)
+        record = build_record(job, profile, data, opened, engine_facts(), mfacts, started, time.monotonic() - t0,
+                              log.inputs_at_start.get(job.id))
     except Exception as e:  # noqa: BLE001 - one job's failure must not hide the others
         msg = e.message if isinstance(e, VerifyError) else f"{type(e).__name__}: {e}"
         log.failures.append(f"{job.id}: {msg}")
@@ -186,8 +190,9 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
 
 
 def build_record(job: Job, profile: Profile, data: dict, opened: dict[str, str], engine_facts: dict, mfacts: dict,
-                 started: str, seconds: float) -> dict:
-    inputs = {**input_hashes.static_inputs(job, profile), **dict(sorted(opened.items()))}
+                 started: str, seconds: float, static_inputs: dict[str, str] | None = None) -> dict:
+    static = static_inputs if static_inputs is not None else input_hashes.static_inputs(job, profile)
+    inputs = {**static, **dict(sorted(opened.items()))}
     return {
         "job": job.id,
         "profile": profile.name,

@@ -38,8 +38,11 @@ class ClaimState:
             return (f"claim {self.claim_id!r}: the {self.profile} evidence of job {self.job_id} is stale; changed: "
                     f"{', '.join(self.changed)} (run: verify run {self.job_id})")
         if expect is not None and self.verdict != expect:
+            from verify.live.profiles import DEFAULT_PROFILE
+            fix = ("correct the prose" if self.profile == DEFAULT_PROFILE else
+                   f"the pages describe the {DEFAULT_PROFILE} profile; say if this release differs")
             return (f"page says claim {self.claim_id!r} is {expect}, but the {self.profile} evidence says "
-                    f"{self.verdict}: {self.because} -- correct the prose")
+                    f"{self.verdict}: {self.because} -- {fix}")
         return None
 
 
