@@ -233,3 +233,15 @@ def test_an_empty_chat_answer_is_a_failed_capture_not_a_different_answer():
     data["chat"].update(text="", events=0)  # chat() returned no tokens at all
     verdicts = all_jobs()["offline-chat"].decide(data)
     assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}
+
+
+def test_kv_sizing_reads_either_releases_report_and_cannot_decide_without_it():
+    """0.32.0 logs the KV cache report on one line, 0.27.0 on two: both real records decide; a report
+    missing its concurrency line (edited out of the 0.27.0 record) decides nothing."""
+    one_line = _record("kv-sizing")
+    two_lines = copy.deepcopy(store.load("kv-sizing", "cpu-oldest")["data"])
+    assert len(one_line["report"]["lines"]) == 1 and len(two_lines["report"]["lines"]) == 2
+    for data in (one_line, two_lines):
+        assert _verdict("kv-sizing", "max-concurrency", data)["verdict"] == "confirmed"
+    two_lines["report"]["lines"] = [ln for ln in two_lines["report"]["lines"] if "Maximum concurrency" not in ln]
+    assert _verdict("kv-sizing", "max-concurrency", two_lines)["verdict"] == "inconclusive"

@@ -79,30 +79,22 @@ class Change:
         return cpu(self.older) == cpu(self.newer)
 
 
-def changes(older: str, newer: str = DEFAULT_PROFILE) -> tuple[list[Change], list[Change]]:
-    """Claims whose verdict differs between the two profiles' fresh records, and figures that moved."""
-    verdicts, moved = [], []
+def changes(older: str, newer: str = DEFAULT_PROFILE) -> tuple[list[Change], list[Change], int]:
+    """Claims whose verdict differs between the two profiles' fresh records, figures that moved,
+    and how many jobs have fresh records on both (the others are not compared)."""
+    verdicts, moved, compared = [], [], 0
     for job in all_jobs().values():
         a = agreement.claim_state(job.claims[0].id, older)
         b = agreement.claim_state(job.claims[0].id, newer)
         if a.record is None or b.record is None or a.stale or b.stale:
             continue
+        compared += 1
         for claim in job.claims:
             if a.record.verdict(claim.id)["verdict"] != b.record.verdict(claim.id)["verdict"]:
                 verdicts.append(Change(job.id, a.record, b.record, claim.id, claim.text))
         for entry in figures.moved(job.id, a.record.data, b.record.data):
             moved.append(Change(job.id, a.record, b.record, figure=entry))
-    return verdicts, moved
-
-
-def compared_jobs(older: str, newer: str = DEFAULT_PROFILE) -> tuple[int, int]:
-    """How many jobs have fresh records on both profiles, out of all jobs."""
-    both = 0
-    for job in all_jobs().values():
-        a = agreement.claim_state(job.claims[0].id, older)
-        b = agreement.claim_state(job.claims[0].id, newer)
-        both += bool(a.record and b.record and not a.stale and not b.stale)
-    return both, len(all_jobs())
+    return verdicts, moved, compared
 
 
 def tolerances() -> list[list[str]]:

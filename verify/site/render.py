@@ -139,12 +139,12 @@ def _release_changes(src: str, prefix: str, part: str) -> str:
     if len(profiles) < 2:
         return '\n<p class="verify-none">Only one release is checked.</p>\n'
     older, newer = profiles[0], profiles[-1]
-    verdicts, moved = releases.changes(older.name, newer.name)
+    verdicts, moved, compared = releases.changes(older.name, newer.name)
     pages_of: dict = {}
     for pc in page_claims():
         pages_of.setdefault(pc.claim_id, []).append(_page_link(pc.page))
     parts = dict(zip(("summary", "claims", "figures"),
-                     html.release_changes(older, newer, verdicts, moved, releases.compared_jobs(older.name, newer.name),
+                     html.release_changes(older, newer, verdicts, moved, (compared, len(all_jobs())),
                                           prefix, pages_of)))
     parts["tolerances"] = html.table(["job", "tolerance", "why", "figures compared"], releases.tolerances())
     if part not in parts:

@@ -49,6 +49,8 @@ def collect(ctx) -> dict:
 def _reported(d) -> dict:
     text = "\n".join(d["report"]["lines"])
     size, concurrency = SIZE.search(text), CONCURRENCY.search(text)
+    if not (size and concurrency):
+        raise ValueError("the start-up report lacks its " + ("size" if not size else "concurrency") + " line")
     return {"tokens": int(size.group(1).replace(",", "")), "per_request": int(concurrency.group(1).replace(",", "")),
             "concurrency": float(concurrency.group(2))}
 
