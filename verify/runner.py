@@ -1,11 +1,15 @@
-"""`verify run`: run the jobs whose inputs changed, one engine start per variant.
+"""`verify run`: run the jobs whose inputs changed, one engine start per configuration.
 
-Jobs are grouped by what they need started: the server with a given variant,
-or the offline engine. Each server variant is started once per run and stopped
-before the next one starts (two cores cannot hold two engines); each offline
-job builds its engine in a child process of its own. A job's record is written
-only when the job finished and none of its captures failed; otherwise the last
-good record is kept and the run fails, naming the job.
+Jobs are grouped by what they need started: the offline engine, or the server
+with a given variant. Every offline job of a run runs in one child process that
+builds one engine per configuration (verify/live/offline.py); each server
+variant is started once per run and stopped before the next one starts (two
+cores cannot hold two engines). Every start is timed and kept in the run log; an
+offline job with a server phase reads those starts instead of making its own. A
+job's record is written only when the job finished and none of its captures
+failed; otherwise the last good record is kept and the run fails, naming the
+job. Progress shows jobs done of total and the time left, estimated from the
+durations earlier records took.
 """
 
 from __future__ import annotations
@@ -24,32 +28,72 @@ from verify.evidence import store
 from verify.evidence.provenance import machine_facts, server_facts, utc_now
 from verify.evidence.record import Record
 from verify.job import OFFLINE, Job
-from verify.live.profiles import DEFAULT_VARIANT, Profile
+from verify.live.profiles import DEFAULT_VARIANT, Profile, combined_variant, get_variant
 from verify.registry import all_jobs, get_job
 
 
 @dataclass
 class RunLog:
     """What the run summary prints: each engine start and each job's time."""
-    starts: list[tuple[str, float]] = field(default_factory=list)
-    jobs: list[tuple[str, str, float, str]] = field(default_factory=list)  # id, group, seconds, outcome
+    # Every engine start of the run: {"name", "kind" (server or offline), "variant", "clock", "seconds"}.
+    starts: list[dict] = field(default_factory=list)
+    # id, group, seconds, outcome, seconds of that spent starting engines (offline jobs' own starts)
+    jobs: list[tuple[str, str, float, str, float]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     # Each job's code and engine hashes, taken when the run started, from the code it runs:
     # a file edited while the run goes on then leaves the record stale, not falsely fresh.
     inputs_at_start: dict[str, dict[str, str]] = field(default_factory=dict)
 
+    def start(self, name: str, kind: str, seconds: float, clock: str, variant: str | None = None) -> None:
+        self.starts.append({"name": name, "kind": kind, "variant": variant, "clock": clock, "seconds": seconds})
+
+    def floor(self) -> float:
+        """Engine starts plus the jobs' own time: what the run cannot do without."""
+        return sum(s["seconds"] for s in self.starts) + sum(sec - inside for _, _, sec, _, inside in self.jobs)
+
     def summary(self, wall_s: float) -> list[str]:
         lines = [f"\nwall time {wall_s:.1f} s"]
         if self.starts:
             lines.append("engine starts:")
-            lines += [f"  {s:7.1f} s  {name}" for name, s in self.starts]
+            lines += [f"  {s['seconds']:7.1f} s  {s['name']}" for s in self.starts]
         lines.append("jobs:")
-        lines += [f"  {s:7.1f} s  {job_id:<28} [{group}] {outcome}" for job_id, group, s, outcome in self.jobs]
-        # An offline job's time already includes its engine's start.
-        floor = sum(s for name, s in self.starts if name.startswith("server")) + sum(s for _, _, s, _ in self.jobs)
+        lines += [f"  {s:7.1f} s  {job_id:<28} [{group}] {outcome}" for job_id, group, s, outcome, _ in self.jobs]
+        floor = self.floor()
         if floor:
             lines.append(f"floor (engine starts + job times) {floor:.1f} s; wall time is {wall_s / floor:.2f}x the floor")
         return lines
+
+
+class Progress:
+    """Jobs done of total and the time left, estimated from the durations earlier records took."""
+    # Used where no earlier record tells: a job's time, and a server or offline engine start.
+    UNKNOWN_JOB_S = 30.0
+    START_S = 40.0
+
+    def __init__(self, jobs: list[Job], starts: int, profile: Profile, root: Path | None, say=print):
+        self.say, self.t0 = say, time.monotonic()
+        self.expected: dict[str, float] = {}
+        for job in jobs:
+            record = Record.load(job.id, profile.name, root)
+            self.expected[job.id] = float(record.provenance.get("duration_s") or self.UNKNOWN_JOB_S) \
+                if record else self.UNKNOWN_JOB_S
+        self.starts_left = starts
+        self.done: set[str] = set()
+
+    def started_engine(self) -> None:
+        self.starts_left = max(0, self.starts_left - 1)
+
+    def finished(self, job_id: str) -> str:
+        self.done.add(job_id)
+        left = sum(s for j, s in self.expected.items() if j not in self.done) + self.starts_left * self.START_S
+        elapsed = time.monotonic() - self.t0
+        return (f"{len(self.done)}/{len(self.expected)} jobs done, {_minutes(elapsed)} elapsed, "
+                f"about {_minutes(left)} left")
+
+
+def _minutes(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m} min {s:02d} s" if m else f"{s} s"
 
 
 def select_jobs(ids: list[str] | None, profile: Profile) -> list[Job]:
@@ -66,12 +110,26 @@ def group_key(job: Job) -> str:
     return "offline engine" if job.engine == OFFLINE else f"server variant {job.variant}"
 
 
+DEFAULT_GROUP = f"server variant {DEFAULT_VARIANT}"
+
+
 def grouped(jobs: list[Job]) -> dict[str, list[Job]]:
-    """Jobs by what they need started: the default server first, then other variants, offline last."""
+    """Jobs by what they need started: the offline engine first, then the other variants, the default server last.
+
+    Offline jobs go first so that a job with a server phase has its offline part done when
+    the default server is up; that server comes last so that the phase sees every server
+    start of the run, and it is started even when no other job needs it.
+    """
     groups: dict[str, list[Job]] = {}
-    order = sorted(jobs, key=lambda j: (j.engine == OFFLINE, j.variant != DEFAULT_VARIANT, j.variant))
+    order = sorted(jobs, key=lambda j: (j.engine != OFFLINE, j.variant == DEFAULT_VARIANT, j.variant))
+    # Combinable variants (verify/live/profiles.py) are served by one start with all their flags.
+    combinable = sorted({j.variant for j in order if j.engine != OFFLINE and get_variant(j.variant).combinable})
+    shared = f"server variant {combined_variant(combinable)}" if combinable else None
     for job in order:
-        groups.setdefault(group_key(job), []).append(job)
+        key = shared if job.engine != OFFLINE and job.variant in combinable else group_key(job)
+        groups.setdefault(key, []).append(job)
+    if any(j.server_phase for j in jobs) and DEFAULT_GROUP not in groups:
+        groups[DEFAULT_GROUP] = []
     return groups
 
 
@@ -84,17 +142,22 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
                  "(use --all to run them anyway)")
         return 0
     groups = grouped(todo)
+    phased = [j for j in todo if j.server_phase]
     progress(f"running {len(todo)} of {len(jobs)} jobs on profile {profile.name}, in {len(groups)} engine start(s): "
-             + "; ".join(f"{g}: {', '.join(j.id for j in js)}" for g, js in groups.items()))
+             + "; ".join(f"{g}: {', '.join(j.id for j in js + (phased if g == DEFAULT_GROUP else []))}"
+                         for g, js in groups.items()))
     t_run = time.monotonic()
     log = RunLog(inputs_at_start={j.id: input_hashes.static_inputs(j, profile) for j in todo})
+    eta = Progress(todo, len(groups), profile, evidence_root, progress)
     mfacts = machine_facts()
+    offline_parts: dict[str, dict] = {}  # offline results of jobs whose server phase is still to run
     for group, group_jobs in groups.items():
-        if group_jobs[0].engine == OFFLINE:
-            for job in group_jobs:
-                _run_offline(job, profile, mfacts, evidence_root, log, progress)
+        if group == "offline engine":
+            _run_offline_group(group_jobs, profile, mfacts, evidence_root, log, progress, eta, offline_parts)
         else:
-            _run_server_group(group_jobs, profile, server_url, port, mfacts, evidence_root, log, progress)
+            phases = [j for j in phased if j.id in offline_parts] if group == DEFAULT_GROUP else []
+            _run_server_group(group_jobs, profile, server_url, port, mfacts, evidence_root, log, progress, eta,
+                              phases, offline_parts)
     for line in log.summary(time.monotonic() - t_run):
         progress(line)
     if log.failures:
@@ -103,14 +166,14 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
 
 
 def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfacts, evidence_root, log: RunLog,
-                      progress) -> None:
+                      progress, eta: Progress, phases: list[Job] = (), offline_parts: dict | None = None) -> None:
     from verify.live.server import SERVER_URL_ENV, server_for
-    variant = jobs[0].variant
+    variant = combined_variant([j.variant for j in jobs]) if jobs else DEFAULT_VARIANT
     external = server_url or os.environ.get(SERVER_URL_ENV)
     if external and variant != DEFAULT_VARIANT:
         for job in jobs:
             log.failures.append(f"{job.id}: needs server variant {variant}, which a server given by URL cannot provide")
-            log.jobs.append((job.id, group_key(job), 0.0, "not run"))
+            log.jobs.append((job.id, group_key(job), 0.0, "not run", 0.0))
         progress(f"skipping {', '.join(j.id for j in jobs)}: they need server variant {variant}, "
                  "and a server given by URL is started however its owner started it")
         return
@@ -118,12 +181,14 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
         cm = server_for(profile, server_url, port, progress, variant=variant)
         server = cm.__enter__()
     except VerifyError as e:
-        for job in jobs:
+        for job in [*jobs, *phases]:
             log.failures.append(f"{job.id}: {e.message}")
         raise
     try:
+        eta.started_engine()
         if server.start_seconds is not None:
-            log.starts.append((f"server variant {variant}", server.start_seconds))
+            log.start(f"server variant {variant}", "server", server.start_seconds, "launch to healthy /health",
+                      variant)
         sfacts = server_facts(server)
         ctx = RunContext(server=server, progress=progress)
         try:
@@ -131,7 +196,15 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
                 ctx.for_next_job()
                 _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
                     "server": sfacts, "proxies": dict(ctx.proxies_used)}, mfacts, evidence_root, log, progress,
-                    alive=server.alive)
+                    eta, alive=server.alive)
+            for job in phases:
+                ctx.for_next_job()
+                ctx.run_starts = [dict(s) for s in log.starts]
+                part = offline_parts.pop(job.id)
+                _run_one(job, profile, lambda: _server_phase(job, ctx, part), lambda: {
+                    "offline_engine": part["engine"], "server": sfacts, "proxies": dict(ctx.proxies_used)},
+                    mfacts, evidence_root, log, progress, eta, alive=server.alive,
+                    earlier_seconds=part["seconds"], start_inside=part["start_seconds"])
         finally:
             ctx.close()
     finally:
@@ -145,24 +218,77 @@ def _collect_on_server(job: Job, ctx: RunContext) -> tuple[dict, dict]:
     return data, dict(ctx.inputs.declared)
 
 
-def _run_offline(job: Job, profile: Profile, mfacts, evidence_root, log: RunLog, progress) -> None:
-    from verify.live.offline import run_offline_job
-    result = {}
+def _server_phase(job: Job, ctx: RunContext, part: dict) -> tuple[dict, dict]:
+    """The server part of an offline job, on the run's server: its data joins the offline part's."""
+    with tracking(ctx.inputs):
+        extra = job.server_phase(ctx, part["data"])
+    ctx.inputs.check(job.id)
+    return {**part["data"], **extra}, {**part["inputs"], **ctx.inputs.declared}
 
-    def collect():
-        result.update(run_offline_job(job, profile, progress))
+
+def _run_offline_group(jobs: list[Job], profile: Profile, mfacts, evidence_root, log: RunLog, progress,
+                       eta: Progress, offline_parts: dict) -> None:
+    """Every offline job in one child process, with one engine per configuration."""
+    from verify.live.offline import run_offline_jobs
+    first = [True]
+
+    def on_result(job: Job, result: dict) -> None:
+        if first[0]:
+            first[0] = False
+            eta.started_engine()
+        if "error" in result:
+            _failed(job, VerifyError(result["error"], detail=result.get("detail")), log, progress,
+                    result.get("seconds", 0.0))
+            return
         for engine in result["engine"]["engines"]:
-            log.starts.append((f"offline engine ({job.id}; part of its job time)", engine["start_seconds"]))
+            if engine.get("shared"):
+                continue
+            fresh = engine.get("fresh_process_start_seconds")
+            log.start(f"offline engine (built for {job.id}" + ("; from a fresh process)" if fresh else ")"), "offline",
+                      fresh or engine["start_seconds"], "launch of a fresh process to a constructed vllm.LLM"
+                      if fresh else "constructing vllm.LLM in a running process")
         for srv in result["engine"].get("servers", []):
-            log.starts.append((f"its server ({job.id}; part of its job time)", srv["start_seconds"]))
-        return result["data"], result["inputs"]
-    _run_one(job, profile, collect, lambda: {"offline_engine": result["engine"]}, mfacts, evidence_root, log,
-             progress)
+            log.start(f"server on the job's copy of the model ({job.id})", "server", srv["start_seconds"],
+                      "launch to healthy /health", srv.get("variant"))
+        if job.server_phase:
+            offline_parts[job.id] = result
+            progress(f"[{job.id}] offline part done in {result['seconds']:.1f} s; its server part runs on the "
+                     "run's default server")
+            return
+        _run_one(job, profile, lambda: (result["data"], result["inputs"]), lambda: {"offline_engine": result["engine"]},
+                 mfacts, evidence_root, log, progress, eta, earlier_seconds=result["seconds"],
+                 start_inside=result["start_seconds"], announce=False)
+
+    try:
+        run_offline_jobs(jobs, profile, progress, on_result)
+    except VerifyError as e:  # the child could not start at all (a release that does not install)
+        for job in jobs:
+            log.failures.append(f"{job.id}: {e.message}")
+        raise
+
+
+def _failed(job: Job, e: Exception, log: RunLog, progress, seconds: float) -> None:
+    msg = e.message if isinstance(e, VerifyError) else f"{type(e).__name__}: {e}"
+    log.failures.append(f"{job.id}: {msg}")
+    progress(f"[{job.id}] FAILED: {msg}; its previous record is kept")
+    detail = getattr(e, "detail", None)
+    if detail:
+        progress(detail)
+    elif not isinstance(e, VerifyError):
+        progress(traceback.format_exc(limit=3))
+    log.jobs.append((job.id, group_key(job), seconds, "failed", 0.0))
 
 
 def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence_root, log: RunLog, progress,
-             alive=lambda: True) -> None:
-    progress(f"[{job.id}] {job.title}")
+             eta: Progress | None = None, alive=lambda: True, earlier_seconds: float = 0.0, start_inside: float = 0.0,
+             announce: bool = True) -> None:
+    """Collect (or take what was collected), decide and write one job's record.
+
+    earlier_seconds: time the job already spent elsewhere (an offline part in the child);
+    start_inside: of the job's time, the seconds spent starting engines (counted as starts).
+    """
+    if announce:
+        progress(f"[{job.id}] {job.title}")
     t0 = time.monotonic()
     started = utc_now()
     try:
@@ -172,21 +298,19 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
             raise VerifyError("a capture failed (" + "; ".join(failed[:3]) + ")")
         if not alive():
             raise VerifyError("the server was no longer healthy when the job ended")
-        record = build_record(job, profile, data, opened, engine_facts(), mfacts, started, time.monotonic() - t0,
+        seconds = earlier_seconds + time.monotonic() - t0
+        record = build_record(job, profile, data, opened, engine_facts(), mfacts, started, seconds,
                               log.inputs_at_start.get(job.id))
     except Exception as e:  # noqa: BLE001 - one job's failure must not hide the others
-        msg = e.message if isinstance(e, VerifyError) else f"{type(e).__name__}: {e}"
-        log.failures.append(f"{job.id}: {msg}")
-        progress(f"[{job.id}] FAILED: {msg}; its previous record is kept")
-        if not isinstance(e, VerifyError):
-            progress(traceback.format_exc(limit=3))
-        log.jobs.append((job.id, group_key(job), time.monotonic() - t0, "failed"))
+        _failed(job, e, log, progress, earlier_seconds + time.monotonic() - t0)
+        if eta:
+            progress(f"  ({eta.finished(job.id)})")
         return
     store.save(record, evidence_root)
     write_artifacts(job, record, evidence_root)
     summary = ", ".join(f"{cid.split('.')[-1]}={v['verdict']}" for cid, v in record["claims"].items())
-    log.jobs.append((job.id, group_key(job), time.monotonic() - t0, summary))
-    progress(f"[{job.id}] done in {time.monotonic() - t0:.1f} s: {summary}")
+    log.jobs.append((job.id, group_key(job), seconds, summary, start_inside))
+    progress(f"[{job.id}] done in {seconds:.1f} s: {summary}" + (f"  ({eta.finished(job.id)})" if eta else ""))
 
 
 def build_record(job: Job, profile: Profile, data: dict, opened: dict[str, str], engine_facts: dict, mfacts: dict,

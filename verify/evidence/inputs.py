@@ -95,7 +95,10 @@ def engine_description(job, profile) -> dict:
     from verify.job import OFFLINE
     base = {"profile": profile.as_record()}
     if job.engine == OFFLINE:
-        return {**base, "offline_engine_args": {k: v for k, v in sorted(profile.offline_args().items())}}
+        out = {**base, "offline_engine_args": {k: v for k, v in sorted(profile.offline_args().items())}}
+        if job.server_phase:  # its server part runs on the run's default server
+            out |= {"variant": "default", "command": profile.command("default")}
+        return out
     return {**base, "variant": job.variant, "command": profile.command(job.variant)}
 
 

@@ -85,7 +85,7 @@ class Record:
     def runs_on(self) -> str:
         p = self.provenance
         if p.get("offline_engine"):
-            return "offline engine"
+            return "offline engine and the run's server" if p.get("server") else "offline engine"
         variant = p["server"].get("variant", "default")
         return "server" if variant == "default" else f"server variant {variant}"
 

@@ -1,13 +1,22 @@
-"""The offline engine: vllm.LLM in-process, in a child process that never outlives the run.
+"""The offline engine: vllm.LLM in-process, in one child process per run that never outlives it.
 
-An offline job's `collect(ctx)` runs in a child process (`python -m
-verify.live.offline JOB PROFILE OUT`) started in its own process group, like the
-server: the parent waits with a bounded timeout, shows progress, and stops the
-group on success, failure, Ctrl-C or its own death. The child builds
-`vllm.LLM` with the profile's model and engine arguments (`ctx.llm()`), runs the
-job, and writes its data, the files it used and the engine's facts to OUT
-atomically. vLLM's engine start-up uses the spawn method, so the child is a
-module run as __main__, never a fork of the verify process.
+Every offline job of a run runs in one child process (`python -m
+verify.live.offline OUT PROFILE MODEL T0 JOB...`) started in its own process
+group, like the server: the parent waits with a bounded timeout per job, shows
+progress, and stops the group on success, failure, Ctrl-C or its own death. The
+child builds `vllm.LLM` with the profile's model and engine arguments once
+(`ctx.llm()`) and hands the same engine to every job that asks for the same
+configuration; a job that asks for another (a copy of the model, other
+arguments) gets an engine of its own. After each job the child writes that job's
+data, the files it used and the engines it used to OUT/<job>.json atomically, so
+a crash in a later job loses nothing that finished. vLLM's engine start-up uses
+the spawn method, so the child is a module run as __main__, never a fork of the
+verify process.
+
+The first engine the child builds is a start from a fresh process: its time from
+the parent's launch of the child to a constructed vllm.LLM (imports included) is
+the run's offline start-up figure, on the same clock as a server's launch to
+healthy.
 """
 
 from __future__ import annotations
@@ -18,16 +27,56 @@ import os
 import sys
 import tempfile
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from verify.context import BaseContext, tracking
 from verify.errors import VerifyError
+from verify.evidence.store import write_atomic
 from verify.live import processes
 from verify.live.profiles import Profile, get_profile
+from verify.live.server import log_tail
 from verify.paths import ROOT
 
-RESULT_TIMEOUT_S = 900.0
+# Longest one job may take in the child (its engine's start included) before the run gives up.
+JOB_TIMEOUT_S = 900.0
+DONE_MARK = "VERIFY-OFFLINE-JOB-DONE"
+
+
+@dataclass
+class EngineCache:
+    """The child's engines: one per configuration, shared by the jobs that ask for it."""
+    launched_at: float  # the parent's time.monotonic() when it launched the child (one clock per machine)
+    key: tuple | None = None
+    llm: object = None
+    built: list = field(default_factory=list)  # every engine built in this process, in order
+
+    def get(self, model: str, args: dict, progress, for_job: str):
+        from vllm import LLM
+        key = (model, json.dumps(args, sort_keys=True))
+        if self.llm is not None and self.key == key:
+            return self.llm, self.built[-1], True
+        self.close()
+        progress(f"building vllm.LLM({', '.join(f'{k}={v!r}' for k, v in args.items())})")
+        t0 = time.monotonic()
+        self.llm = LLM(model=model, **args)
+        now = time.monotonic()
+        facts = {"args": args, "start_seconds": round(now - t0, 2), "built_for": for_job}
+        if not self.built:
+            # Nothing was built before in this process: this start is from a fresh process.
+            facts["fresh_process_start_seconds"] = round(now - self.launched_at, 2)
+        self.built.append(facts)
+        self.key = key
+        return self.llm, facts, False
+
+    def close(self) -> None:
+        import gc
+        if self.llm is not None:
+            # Stop the engine core process now, not whenever garbage collection gets to it.
+            self.llm.llm_engine.engine_core.shutdown()
+        self.llm, self.key = None, None
+        gc.collect()
 
 
 @dataclass
@@ -35,40 +84,43 @@ class OfflineContext(BaseContext):
     profile: Profile = None
     model_path: str = ""
     model_facts: dict = field(default_factory=dict)
-    # Every engine the job built: its arguments and how long construction took.
+    cache: EngineCache = None
+    job_id: str = ""
+    # Every engine the job used: its arguments, how long construction took, and whether
+    # an earlier job of the run built it.
     engines: list = field(default_factory=list)
     # Every HTTP server the job started to compare with (see server()): its facts.
     servers: list = field(default_factory=list)
-    _llm: object = None
+    # Seconds of the job spent starting engines and servers (the run counts them as starts).
+    start_seconds: float = 0.0
 
     def llm(self, model: str | None = None, **overrides):
         """vllm.LLM with the profile's model (or a job's copy of it) and engine arguments (plus overrides, recorded)."""
-        from vllm import LLM
-        if self._llm is not None:
-            self.close_llm()
         args = {**self.profile.offline_args(), **overrides}
-        self.progress(f"building vllm.LLM({', '.join(f'{k}={v!r}' for k, v in args.items())})")
-        t0 = time.monotonic()
-        self._llm = LLM(model=model or self.model_path, **args)
-        self.engines.append({"args": args, "start_seconds": round(time.monotonic() - t0, 2),
+        llm, facts, shared = self.cache.get(model or self.model_path, args, self.progress, self.job_id)
+        if not shared:
+            self.start_seconds += facts["start_seconds"]
+        self.engines.append({**facts, "shared": shared,
                              **({"model": "a copy made by the job"} if model else {})})
-        return self._llm
+        return llm
+
+    @property
+    def fresh_start(self) -> dict | None:
+        """The first engine this process built: a start from a fresh process, with its arguments."""
+        first = self.cache.built[0] if self.cache.built else None
+        return first if first and "fresh_process_start_seconds" in first else None
 
     def close_llm(self) -> None:
-        import gc
-        if self._llm is not None:
-            # Stop the engine core process now, not whenever garbage collection gets to it.
-            self._llm.llm_engine.engine_core.shutdown()
-        self._llm = None
-        gc.collect()
+        self.cache.close()
 
     @contextlib.contextmanager
     def server(self, variant: str = "default", model: str | None = None):
-        """The profile's HTTP server, for a job that runs the same work through both engines.
+        """The profile's HTTP server on a job's own copy of the model, beside the offline engine's answers.
 
         The offline engine is shut down first: two cores cannot hold two engines. The
         server is a managed one (its own process group, stopped on exit and when this
         child dies), and its facts go into the record next to the offline engine's.
+        A job that compares with the run's own server uses Job.server_phase instead.
         """
         from verify.evidence.provenance import server_facts
         from verify.live.server import managed_server
@@ -77,16 +129,26 @@ class OfflineContext(BaseContext):
         facts = {**self.model_facts, "folder": "a copy made by the job"} if model else self.model_facts
         with managed_server(self.profile, progress=self.progress, variant=variant,
                             model_path=model or self.model_path, model_facts=facts) as srv:
+            self.start_seconds += srv.start_seconds
             self.servers.append(server_facts(srv))
             yield srv
 
 
-def run_offline_job(job, profile: Profile, progress=print) -> dict:
-    """Run an offline job in its child process; returns what the child wrote."""
+def offline_order(jobs: list) -> list:
+    """Jobs that only use the shared engine first; jobs that start engines of their own last."""
+    return sorted(jobs, key=lambda j: j.starts_own_engine)
+
+
+def run_offline_jobs(jobs: list, profile: Profile, progress=print, on_result=None) -> dict[str, dict]:
+    """Run a run's offline jobs in one child process; returns job id -> what the child wrote for it.
+
+    on_result(job, result) is called as each job's result arrives. A job the child did
+    not finish gets {"error": ...} with the reason and the log's tail.
+    """
     from verify.live.server import model_for
     python = profile.python(progress)  # first: a release that cannot be installed fails before anything else
     workdir = Path(tempfile.mkdtemp(prefix="vllm-offline-"))
-    log_path, out_path, model_file = workdir / "offline.log", workdir / "result.json", workdir / "model.json"
+    log_path, model_file = workdir / "offline.log", workdir / "model.json"
     # The model is prepared here, in this environment: a release's own environment has
     # only vLLM, not the model package or the converter.
     model_path, model_facts = model_for(profile, progress)
@@ -95,64 +157,94 @@ def run_offline_job(job, profile: Profile, progress=print) -> dict:
     # a release's own environment does not have the verify package installed.
     env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1",
            "PYTHONPATH": os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)}
-    argv = [python, "-m", "verify.live.offline", job.id, profile.name, str(out_path),
-            str(model_file)]
-    progress(f"[{job.id}] starting the offline engine ({profile.name} profile) in a child process; log: {log_path}")
+    ordered = offline_order(jobs)
+    progress(f"starting the offline engine ({profile.name} profile) in a child process for "
+             f"{', '.join(j.id for j in ordered)}; log: {log_path}")
     t0 = time.monotonic()
+    argv = [python, "-m", "verify.live.offline", str(workdir), profile.name, str(model_file), repr(t0),
+            *(j.id for j in ordered)]
     proc = processes.spawn(argv, log_path, env=env)
-    last_note = t0
+    results: dict[str, dict] = {}
+    pending = list(ordered)
+    last_done, last_note = t0, t0
     try:
-        while proc.poll() is None:
+        while pending:
+            job = pending[0]
+            out = workdir / f"{job.id}.json"
+            if out.is_file():
+                results[job.id] = json.loads(out.read_text(encoding="utf-8"))
+                pending.pop(0)
+                last_done = time.monotonic()
+                if on_result:
+                    on_result(job, results[job.id])
+                continue
+            if proc.poll() is not None:
+                break
             now = time.monotonic()
-            if now - t0 > RESULT_TIMEOUT_S:
-                raise VerifyError(f"offline job {job.id} did not finish within {RESULT_TIMEOUT_S:.0f} s",
-                                  detail=_tail(log_path))
+            if now - last_done > JOB_TIMEOUT_S:
+                results[job.id] = {"error": f"offline job {job.id} did not finish within {JOB_TIMEOUT_S:.0f} s",
+                                   "detail": log_tail(log_path)}
+                pending.pop(0)
+                if on_result:
+                    on_result(job, results[job.id])
+                break
             if now - last_note >= 10:
                 last_note = now
-                progress(f"  ... offline engine working ({now - t0:.0f} s; {_tail(log_path, 1)[:100]})")
+                progress(f"  ... offline engine working on {job.id} ({now - last_done:.0f} s; "
+                         f"{log_tail(log_path, 1)[:100]})")
             time.sleep(0.2)
     finally:
         processes.stop_group(proc)
-    if proc.returncode != 0 or not out_path.is_file():
-        raise VerifyError(f"offline job {job.id} failed (child exited with code {proc.returncode})",
-                          detail=_tail(log_path))
-    result = json.loads(out_path.read_text(encoding="utf-8"))
-    result["seconds"] = round(time.monotonic() - t0, 2)
-    return result
+    for job in pending:
+        if job.id not in results:
+            results[job.id] = {"error": f"offline job {job.id} did not run: the child exited with code "
+                                        f"{proc.returncode} before it finished", "detail": log_tail(log_path)}
+            if on_result:
+                on_result(job, results[job.id])
+    return results
 
 
-def _tail(path: Path, lines: int = 15) -> str:
-    try:
-        return "\n".join(path.read_text("utf-8", "replace").splitlines()[-lines:])
-    except OSError:
-        return ""
-
-
-def _child(job_id: str, profile_name: str, out: str, model_file: str) -> int:
+def _child(workdir: str, profile_name: str, model_file: str, launched_at: str, *job_ids: str) -> int:
     from verify.registry import get_job
-    job, profile = get_job(job_id), get_profile(profile_name)
+    profile = get_profile(profile_name)
     model = json.loads(Path(model_file).read_text(encoding="utf-8"))
-    model_path, model_facts = model["path"], model["facts"]
-    processes.unwind_on_signals()  # SIGTERM from the parent unwinds, so a server this job started stops too
-    ctx = OfflineContext(profile=profile, model_path=model_path, model_facts=model_facts, progress=lambda m: print(m, flush=True))
-    with tracking(ctx.inputs):
-        data = job.collect(ctx)
-    ctx.inputs.check(job.id)
-    import vllm
-    result = {"data": data, "inputs": ctx.inputs.declared,
-              "engine": {"kind": "offline", "version": vllm.__version__, "profile": profile.as_record(),
-                         "model_facts": model_facts, "engines": ctx.engines, "servers": ctx.servers}}
-    tmp = out + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(result, f)
-    os.replace(tmp, out)
-    ctx.close_llm()
+    processes.unwind_on_signals()  # SIGTERM from the parent unwinds, so a server a job started stops too
+    cache = EngineCache(launched_at=float(launched_at))
+    version = None
+    try:
+        for job_id in job_ids:
+            job = get_job(job_id)
+            print(f"[{job_id}] {job.title}", flush=True)
+            ctx = OfflineContext(profile=profile, model_path=model["path"], model_facts=model["facts"],
+                                 cache=cache, job_id=job_id, progress=lambda m: print(m, flush=True))
+            t0 = time.monotonic()
+            try:
+                with tracking(ctx.inputs):
+                    data = job.collect(ctx)
+                ctx.inputs.check(job_id)
+            except Exception as e:  # noqa: BLE001 - one job's failure must not stop the others
+                msg = e.message if isinstance(e, VerifyError) else f"{type(e).__name__}: {e}"
+                traceback.print_exc()
+                result = {"error": msg, "detail": traceback.format_exc(limit=3)}
+            else:
+                if version is None:
+                    import vllm
+                    version = vllm.__version__
+                result = {"data": data, "inputs": ctx.inputs.declared, "seconds": round(time.monotonic() - t0, 2),
+                          "start_seconds": round(ctx.start_seconds, 2),
+                          "engine": {"kind": "offline", "version": version, "profile": profile.as_record(),
+                                     "model_facts": model["facts"], "engines": ctx.engines, "servers": ctx.servers,
+                                     "ran_in": f"one child process with the run's other offline jobs ({', '.join(job_ids)})"}}
+            write_atomic(Path(workdir) / f"{job_id}.json", json.dumps(result))
+            print(f"{DONE_MARK} {job_id}", flush=True)
+    finally:
+        cache.close()
     return 0
 
 
 if __name__ == "__main__":
     try:
-        sys.exit(_child(*sys.argv[1:5]))
+        sys.exit(_child(*sys.argv[1:]))
     except VerifyError as e:
         print(f"verify: error: {e.message}", file=sys.stderr)
         sys.exit(1)

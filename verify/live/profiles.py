@@ -48,6 +48,11 @@ class Variant:
     add: tuple[str, ...] = ()
     # Flags of the profile this variant leaves out (a flag and, where it has one, its value).
     remove: tuple[str, ...] = ()
+    # The change touches one thing that the jobs of the other combinable variants do not
+    # observe (a field of the usage object, request log lines): `verify run` serves every
+    # combinable variant of a run by one start with all their flags. Each record keeps the
+    # command it really ran under; its hashed input is its own variant's command.
+    combinable: bool = False
 
     def apply(self, flags: list[str]) -> list[str]:
         out = list(flags)
@@ -65,7 +70,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("max-num-seqs-1", "one request at a time: anything more waits in the queue",
             add=("--max-num-seqs", "1")),
     Variant("no-request-log", "what an operator sees by default: request logging off",
-            remove=("--enable-log-requests",)),
+            remove=("--enable-log-requests",), combinable=True),
     Variant("tiny-kv-cache", "a KV cache too small for the load, so requests are preempted",
             add=("--num-gpu-blocks-override", "17")),
     Variant("small-batch-budget", "a small token budget per step, so long prompts are prefilled in chunks",
@@ -75,7 +80,7 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("priority", "priority scheduling instead of first come, first served",
             add=("--scheduling-policy", "priority")),
     Variant("prompt-tokens-details", "usage reports cached prompt tokens",
-            add=("--enable-prompt-tokens-details",)),
+            add=("--enable-prompt-tokens-details",), combinable=True),
 )}
 
 
@@ -184,8 +189,28 @@ def get_profile(name: str) -> Profile:
         raise VerifyError(f"unknown profile {name!r} (known profiles: {known})") from None
 
 
+COMBINED = "+"  # joins the names of combinable variants served by one start
+
+
 def get_variant(name: str) -> Variant:
-    try:
+    """A variant by name; "a+b" is one start with the flags of the combinable variants a and b."""
+    parts = name.split(COMBINED)
+    for part in parts:
+        if part not in VARIANTS:
+            raise VerifyError(f"unknown server variant {part!r} (known: {', '.join(VARIANTS)})")
+    if len(parts) == 1:
         return VARIANTS[name]
-    except KeyError:
-        raise VerifyError(f"unknown server variant {name!r} (known: {', '.join(VARIANTS)})") from None
+    variants = [VARIANTS[p] for p in parts]
+    if not all(v.combinable for v in variants):
+        raise VerifyError(f"server variants {', '.join(p for p in parts if not VARIANTS[p].combinable)} "
+                          "cannot share a start with others")
+    return Variant(name, "; ".join(v.purpose for v in variants), add=tuple(f for v in variants for f in v.add),
+                   remove=tuple(f for v in variants for f in v.remove), combinable=True)
+
+
+def combined_variant(names: list[str]) -> str:
+    """The one start that serves these variants: their names joined when all are combinable."""
+    names = sorted(set(names))
+    if len(names) > 1 and not all(get_variant(n).combinable for n in names):
+        raise VerifyError(f"server variants {', '.join(names)} cannot share a start")
+    return COMBINED.join(names)

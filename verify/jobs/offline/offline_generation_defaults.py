@@ -142,6 +142,7 @@ JOB = Job(
     question="When do the sampling fields of a model's generation_config.json apply, offline and on the server?",
     pages=("offline.md",),
     engine=OFFLINE,
+    starts_own_engine=True,  # an engine and a server on its own copy of the model
     collect=collect,
     claims=(
         Claim("offline-generation-defaults.no-params-follow-model", "With no SamplingParams, generate() uses the "

@@ -1,17 +1,17 @@
 """The same batch through the offline engine and through the server: limits, throughput, start-up.
 
-An offline job that also starts the profile's server (after its own engine is shut
-down: one engine at a time). The offline engine's scheduling limits are read from
-the engine object; the server's are observed: more requests in flight than it runs,
-with /metrics sampled every 50 ms. The page's snippet runs the same greedy batch
-through both, TRIALS times each. For the start-up figures each engine is started
-TRIALS times from a fresh process, on the same clock: from launching Python to a
-constructed vllm.LLM, and from launching the server to its first healthy /health.
+An offline job with a server phase: the offline part runs in the run's offline
+child on the run's shared engine; the server part runs on the run's own default
+server (one engine at a time, and no start of its own). The offline engine's
+scheduling limits are read from the engine object; the server's are observed:
+more requests in flight than it runs, with /metrics sampled every 50 ms. The
+page's snippet runs the same greedy batch through both, TRIALS times each. The
+start-up figures are the starts the run made anyway, on one clock: the offline
+child's launch to its first constructed vllm.LLM (a fresh process), and every
+server start of the run before this job, launch to healthy.
 """
 
 from __future__ import annotations
-
-import os
 
 from verify.job import OFFLINE, Claim, Job, verdict_if
 from verify.measure.stats import summary
@@ -23,47 +23,14 @@ MAX_TOKENS = 16
 TRIALS = 3
 # Throughput: the offline engine "at least matches" the server when its median is no more than this much lower.
 THROUGHPUT_TOLERANCE = 0.10
-# Start-up: "sooner" when the slowest offline start beats the fastest server start.
-READY = "VERIFY-LLM-READY"
 
 
 def _prompts() -> list[str]:
     return [f"Write a short story about the number {i}." for i in range(PROMPTS)]
 
 
-def _fresh_offline_start(ctx) -> float:
-    """Seconds from launching a new Python process to a constructed vllm.LLM, imports included."""
-    import json
-    import sys
-    import tempfile
-    import time
-    from pathlib import Path
-
-    from verify.errors import VerifyError
-    from verify.live import processes
-    code = ("import json, sys\nfrom vllm import LLM\nLLM(model=sys.argv[1], **json.loads(sys.argv[2]))\n"
-            f"print({READY!r}, flush=True)\nimport time\ntime.sleep(600)\n")
-    log = Path(tempfile.mkdtemp(prefix="vllm-offline-start-")) / "start.log"
-    argv = [sys.executable, "-c", code, ctx.model_path, json.dumps(ctx.profile.offline_args())]
-    t0 = time.monotonic()
-    proc = processes.spawn(argv, log, env={**os.environ, **ctx.profile.env, "PYTHONUNBUFFERED": "1"})
-    try:
-        while READY not in log.read_text("utf-8", "replace"):
-            if proc.poll() is not None or time.monotonic() - t0 > 300:
-                raise VerifyError("a fresh vllm.LLM did not start", detail=log.read_text("utf-8", "replace")[-2000:])
-            time.sleep(0.1)
-        return round(time.monotonic() - t0, 2)
-    finally:
-        processes.stop_group(proc)
-
-
 def collect(ctx) -> dict:
-    import asyncio
-    import time
-
-    import httpx
-
-    from verify.measure import metrics
+    """The offline part, in the run's offline child."""
     snippet = ctx.snippet(SNIPPET)
     prompts = _prompts()
     offline = {"trials": []}
@@ -75,36 +42,52 @@ def collect(ctx) -> dict:
         seconds, texts = snippet.through_llm(llm, prompts, MAX_TOKENS)
         offline["trials"].append({"capture": "offline-generate", "events": len(texts), "error": None,
                                   "seconds": round(seconds, 3), "texts": texts})
-    ctx.close_llm()
-    offline["starts_s"] = [_fresh_offline_start(ctx) for _ in range(TRIALS)]
-    server = {"trials": [], "starts_s": []}
-    for start in range(TRIALS):
-        with ctx.server() as srv:
-            server["starts_s"].append(srv.start_seconds)
-            if start > 0:
-                continue
-            model = httpx.get(srv.api + "/models", timeout=10).json()["data"][0]["id"]
-            asyncio.run(snippet.through_server(srv.api, model, ["Warm up."], 4))
-            for _ in range(TRIALS):
-                metrics.wait_idle(srv.url)
-                sampler = metrics.Sampler(srv.url)
-                sampler.start()
-                error, texts, t0 = None, [], time.perf_counter()
-                try:
-                    seconds, texts = asyncio.run(snippet.through_server(srv.api, model, prompts, MAX_TOKENS))
-                except Exception as e:  # noqa: BLE001 - a failed request makes the trial a failed capture
-                    error, seconds = f"{type(e).__name__}: {e}", time.perf_counter() - t0
-                finally:
-                    sampler.stop()
-                samples = sampler.samples
-                server["trials"].append({
-                    "capture": "server-batch", "events": len(texts), "error": error, "seconds": round(seconds, 3),
-                    "texts": texts,
-                    "peak_running": max((s["num_requests_running"] for s in samples), default=None),
-                    "peak_waiting": max((s["num_requests_waiting"] for s in samples), default=None),
-                    "peak_kv_usage": max((s["kv_cache_usage_perc"] for s in samples), default=None),
-                    "samples": len(samples)})
-    return {"prompts": PROMPTS, "max_tokens": MAX_TOKENS, "offline": offline, "server": server}
+    fresh = ctx.fresh_start
+    # The run's start of the offline engine from a fresh process (launch to constructed), if
+    # it was of this engine's configuration.
+    offline["starts"] = [{"seconds": fresh["fresh_process_start_seconds"], "built_for": fresh["built_for"],
+                          "clock": "launch of the child process to a constructed vllm.LLM"}] \
+        if fresh and fresh["args"] == ctx.profile.offline_args() else []
+    offline["starts_s"] = [s["seconds"] for s in offline["starts"]]
+    return {"prompts": PROMPTS, "max_tokens": MAX_TOKENS, "offline": offline}
+
+
+def server_phase(ctx, data: dict) -> dict:
+    """The server part, on the run's default server, after the offline part."""
+    import asyncio
+    import time
+
+    import httpx
+
+    from verify.measure import metrics
+    snippet = ctx.snippet(SNIPPET)
+    prompts = _prompts()
+    starts = [{"seconds": s["seconds"], "name": s["name"], "clock": s["clock"]}
+              for s in ctx.run_starts if s["kind"] == "server"]
+    server = {"trials": [], "starts": starts, "starts_s": [s["seconds"] for s in starts]}
+    api, url = ctx.base_url, ctx.server.url
+    model = httpx.get(api + "/models", timeout=10).json()["data"][0]["id"]
+    asyncio.run(snippet.through_server(api, model, ["Warm up."], 4))
+    for _ in range(TRIALS):
+        metrics.wait_idle(url)
+        sampler = metrics.Sampler(url)
+        sampler.start()
+        error, texts, t0 = None, [], time.perf_counter()
+        try:
+            seconds, texts = asyncio.run(snippet.through_server(api, model, prompts, MAX_TOKENS))
+        except Exception as e:  # noqa: BLE001 - a failed request makes the trial a failed capture
+            error, seconds = f"{type(e).__name__}: {e}", time.perf_counter() - t0
+        finally:
+            sampler.stop()
+        samples = sampler.samples
+        server["trials"].append({
+            "capture": "server-batch", "events": len(texts), "error": error, "seconds": round(seconds, 3),
+            "texts": texts,
+            "peak_running": max((s["num_requests_running"] for s in samples), default=None),
+            "peak_waiting": max((s["num_requests_waiting"] for s in samples), default=None),
+            "peak_kv_usage": max((s["kv_cache_usage_perc"] for s in samples), default=None),
+            "samples": len(samples)})
+    return {"server": server}
 
 
 def throughput(trial: dict, d: dict) -> float:
@@ -147,10 +130,18 @@ def decide_throughput(d):
 
 def decide_starts_sooner(d):
     offline, server = d["offline"]["starts_s"], d["server"]["starts_s"]
+    if not offline or not server:
+        return verdict_if(None, f"the run timed {len(offline)} offline and {len(server)} server start(s) from a "
+                                "fresh process; both are needed")
     return verdict_if(max(offline) < min(server),
-                      f"{TRIALS} starts each from a fresh process: offline engine (launch to constructed vllm.LLM) "
-                      f"{min(offline):.1f} to {max(offline):.1f} s, server (launch to healthy) "
-                      f"{min(server):.1f} to {max(server):.1f} s")
+                      f"the run's starts from a fresh process: offline engine (launch to constructed vllm.LLM) "
+                      f"{_span(offline)} s ({len(offline)} start), server (launch to healthy) {_span(server)} s "
+                      f"({len(server)} start{'s' if len(server) > 1 else ''}: "
+                      f"{', '.join(s['name'] for s in d['server']['starts'])})")
+
+
+def _span(values: list[float]) -> str:
+    return f"{values[0]:.1f}" if len(values) == 1 else f"{min(values):.1f} to {max(values):.1f}"
 
 
 def decide_same_outputs(d):
@@ -165,7 +156,6 @@ def fragment(record) -> str:
     d = record["data"]
     off, srv = d["offline"], d["server"]
     o, s = summary([throughput(t, d) for t in off["trials"]]), summary([throughput(t, d) for t in srv["trials"]])
-    b, st = summary(off["starts_s"]), summary(srv["starts_s"])
     rows = [
         ["sequence limit; requests running at once",
          f"limit {off['limits']['max_num_seqs']} (the engine's configuration; running count not observed)",
@@ -173,9 +163,9 @@ def fragment(record) -> str:
          f"up to {max(t['peak_waiting'] for t in srv['trials']):.0f} waiting (observed)"],
         [f"throughput, tokens/s (median of {TRIALS}; min to max)", f"{o['median']:.0f} ({o['min']:.0f} to {o['max']:.0f})",
          f"{s['median']:.0f} ({s['min']:.0f} to {s['max']:.0f})"],
-        [f"start-up from a fresh process, s (median of {TRIALS}; min to max)",
-         f"{b['median']:.1f} ({b['min']:.1f} to {b['max']:.1f}), launch to constructed",
-         f"{st['median']:.1f} ({st['min']:.1f} to {st['max']:.1f}), launch to healthy"],
+        ["start-up from a fresh process, s (the run's own starts)",
+         f"{_span(off['starts_s'])} ({len(off['starts_s'])} start), launch to constructed" if off["starts_s"] else "not timed",
+         f"{_span(srv['starts_s'])} ({len(srv['starts_s'])} starts), launch to healthy" if srv["starts_s"] else "not timed"],
     ]
     return render.table([f"{d['prompts']} prompts x {d['max_tokens']} tokens", "vllm.LLM, one generate()",
                          "server, every request at once"], rows)
@@ -189,6 +179,7 @@ JOB = Job(
     pages=("offline.md",),
     engine=OFFLINE,
     collect=collect,
+    server_phase=server_phase,
     claims=(
         Claim("offline-vs-server.server-caps-running", f"A server given {PROMPTS} requests at once runs only part "
               "of them at a time; the rest wait in its queue, though its KV cache, at its peak use scaled to every "
