@@ -85,3 +85,27 @@ def test_a_notebook_that_cannot_reach_the_server_is_inconclusive(live_server, tm
     verdict = job_module.JOB.decide(data)["getting-started-notebook.runs"]
     assert verdict["verdict"] == "inconclusive"
     assert "APIConnectionError" in verdict["because"]
+
+
+SHAREABLE = ("tokenisation", "parameter-validation", "detokenisation", "untrusted-output")
+
+
+def test_jobs_that_share_the_server_give_the_same_verdicts_side_by_side_as_alone(live_server, tmp_path):
+    from verify.registry import all_jobs
+    assert all(all_jobs()[j].shares_server for j in SHAREABLE)
+    together, alone = tmp_path / "together", tmp_path / "alone"
+    out = run_verify("run", *SHAREABLE, "--all", "--server-url", live_server.url, "--evidence-dir", str(together))
+    assert out.returncode == 0, out.stderr
+    assert "side by side" in out.stdout
+    for job_id in SHAREABLE:
+        one = run_verify("run", job_id, "--all", "--server-url", live_server.url, "--evidence-dir", str(alone))
+        assert one.returncode == 0, one.stderr
+        assert "side by side" not in one.stdout
+    for job_id in SHAREABLE:
+        side = json.loads((together / job_id / "cpu.json").read_text())
+        solo = json.loads((alone / job_id / "cpu.json").read_text())
+        assert {c: v["verdict"] for c, v in side["claims"].items()} == \
+            {c: v["verdict"] for c, v in solo["claims"].items()}, job_id
+        # The record says what ran alongside it; the one run alone says nothing of the kind.
+        assert set(side["provenance"]["ran_alongside"]["jobs"]) == set(SHAREABLE) - {job_id}
+        assert "ran_alongside" not in solo["provenance"]

@@ -40,6 +40,11 @@ fi
 # --- Python environment: one for both commands, reinstalled only when pyproject.toml changes
 extras="docs,client,server,notebook,test"
 stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+# A venv restored from elsewhere may point at an interpreter that is gone: rebuild it then.
+if [ -d "$VENV" ] && ! "$VENV/bin/python" -c "" 2>/dev/null; then
+  step "$VENV does not run here (its interpreter is gone); rebuilding it"
+  rm -rf "$VENV"
+fi
 if [ ! -f "$stamp" ]; then
   [ -x "$VENV/bin/python" ] || { step "creating $VENV"; "$PY" -m venv "$VENV"; }
   step "installing Python packages [$extras] (the vLLM CPU stack is ~3.5 GB; first time takes a few minutes)"

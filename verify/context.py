@@ -14,6 +14,7 @@ import contextlib
 import importlib.util
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
@@ -23,7 +24,8 @@ from verify.evidence.inputs import file_hash, label_of
 from verify.paths import ROOT, SNIPPETS
 
 _SNIPPETS_PREFIX = str(SNIPPETS) + os.sep
-_active: "InputTracker | None" = None
+# The tracker of each thread that runs a job (jobs that share a server run side by side).
+_active: "dict[int, InputTracker]" = {}
 _hook_installed = False
 
 
@@ -61,22 +63,29 @@ class InputTracker:
 
 
 def _audit(event: str, args: tuple) -> None:
-    if event == "open" and _active is not None and args and isinstance(args[0], (str, bytes, os.PathLike)):
-        _active.saw_open(os.fsdecode(args[0]))
+    if event != "open" or not _active or not args or not isinstance(args[0], (str, bytes, os.PathLike)):
+        return
+    trackers = list(_active.values())
+    mine = _active.get(threading.get_ident())
+    # A file opened by a thread of no job (a helper thread a job started) counts for the one
+    # job running, and, while jobs run side by side, for every one of them: never for none.
+    for tracker in [mine] if mine else trackers:
+        tracker.saw_open(os.fsdecode(args[0]))
 
 
 @contextlib.contextmanager
 def tracking(tracker: InputTracker):
-    """Watch the files opened while a job collects (every thread of this process)."""
-    global _active, _hook_installed
+    """Watch the files opened while a job collects (in its thread, and in threads of no job)."""
+    global _hook_installed
     if not _hook_installed:
         sys.addaudithook(_audit)  # audit hooks cannot be removed; it does nothing when no job runs
         _hook_installed = True
-    _active = tracker
+    me = threading.get_ident()
+    _active[me] = tracker
     try:
         yield tracker
     finally:
-        _active = None
+        _active.pop(me, None)
 
 
 @dataclass

@@ -82,6 +82,10 @@ class Job:
     artifacts: dict[str, Callable[[dict], str]] = field(default_factory=dict)
     # Pages (relative to docs/) generated from the default profile's record: path -> renderer(record) -> text.
     page_files: dict[str, Callable[[dict], str]] = field(default_factory=dict)
+    # Server jobs: the job observes only what the API answers (shapes, validation, text), not
+    # timings, /metrics deltas or log lines, so it can run side by side with other such jobs
+    # on one server. Every other job has the server to itself.
+    shares_server: bool = False
     # Offline jobs: the job starts an engine or server of its own (a copy of the model), so
     # it runs after the jobs that share the run's offline engine.
     starts_own_engine: bool = False

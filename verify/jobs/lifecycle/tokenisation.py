@@ -86,6 +86,7 @@ JOB = Job(
              "template add, and is the output text the detokenised token ids?",
     pages=("lifecycle.md",),
     collect=collect,
+    shares_server=True,  # reads only what the API answers
     claims=(
         Claim("tokenisation.billed-equals-tokenize", "usage.prompt_tokens equals what /tokenize counts for the same "
               "messages with the chat template applied.", decide_billed),

@@ -73,6 +73,7 @@ JOB = Job(
     question="Which combinations does the server reject, and with what error?",
     pages=("sampling.md",),
     collect=collect,
+    shares_server=True,  # reads only what the API answers
     claims=(
         Claim("parameter-validation.greedy-n-rejected", "Asking for several choices with temperature 0 is refused with "
               "HTTP 400: greedy choices would all be the same.", decide_greedy_n),

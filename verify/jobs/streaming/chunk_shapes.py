@@ -141,6 +141,8 @@ JOB = Job(
              "Do chunks without text appear mid-stream?",
     pages=("streaming.md",),
     collect=collect,
+    # Not shares_server: how tokens fall into chunks depends on how busy the API server is (seen:
+    # run side by side with other jobs, chunks carried more than one token).
     claims=(
         Claim("chunk-shapes.first-chunk-role", "The first chunk carries the role and no text.", decide_first),
         Claim("chunk-shapes.finish-on-last-text", "The last chunk with text also carries finish_reason.",

@@ -109,6 +109,7 @@ JOB = Job(
              "pieces on their own produce?",
     pages=("streaming.md",),
     collect=collect,
+    shares_server=True,  # reads only what the API answers
     claims=(
         Claim("detokenisation.server-whole-characters", "The server only sends whole characters: a character split "
               "across tokens is held back until complete.", decide_server),

@@ -42,6 +42,7 @@ JOB = Job(
     question="Does the server escape or alter HTML and Markdown in model output, or pass it through unchanged?",
     pages=("streaming.md",),
     collect=collect,
+    shares_server=True,  # reads only what the API answers
     claims=(Claim("untrusted-output.passed-through", "The server passes markup in model output through unchanged: "
                   "whatever displays it must escape it.", decide),),
     fragments={"text": fragment_text},
