@@ -8,25 +8,44 @@ import time
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
+from verify.errors import VerifyError
+
 WATCHED = ("vllm:num_requests_running", "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc",
            "vllm:generation_tokens_total", "vllm:prompt_tokens_total", "vllm:request_success_total",
            "vllm:request_queue_time_seconds_sum", "vllm:request_queue_time_seconds_count")
 
 
+class MetricsError(VerifyError):
+    """A scrape that cannot be trusted: an error status, or a watched metric missing."""
+
+
+def _scrape(server_url: str, client: httpx.Client | None) -> str:
+    r = (client or httpx).get(server_url + "/metrics", timeout=5.0)
+    if r.status_code != 200:
+        raise MetricsError(f"GET {server_url}/metrics answered HTTP {r.status_code}")
+    return r.text
+
+
 def read(server_url: str, client: httpx.Client | None = None) -> dict[str, float]:
-    """The watched metrics summed over their label sets (one engine, one model here)."""
-    text = (client or httpx).get(server_url + "/metrics", timeout=5.0).text
-    out = {name: 0.0 for name in WATCHED}
-    for family in text_string_to_metric_families(text):
+    """The watched metrics summed over their label sets (one engine, one model here).
+
+    A watched metric missing from the scrape is an error, never a zero: a zero would
+    read as "nothing happened" where nothing was measured.
+    """
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(_scrape(server_url, client)):
         for sample in family.samples:
-            if sample.name in out:
-                out[sample.name] += sample.value
-    return out
+            if sample.name in WATCHED:
+                out[sample.name] = out.get(sample.name, 0.0) + sample.value
+    missing = [name for name in WATCHED if name not in out]
+    if missing:
+        raise MetricsError(f"{server_url}/metrics has no {', '.join(missing)}")
+    return {name: out[name] for name in WATCHED}
 
 
 def read_all(server_url: str, client: httpx.Client | None = None) -> dict[str, float]:
     """Every sample of /metrics, keyed 'name{label="value",...}' without the model and engine labels."""
-    text = (client or httpx).get(server_url + "/metrics", timeout=5.0).text
+    text = _scrape(server_url, client)
     out: dict[str, float] = {}
     for family in text_string_to_metric_families(text):
         for sample in family.samples:
@@ -59,9 +78,16 @@ def watch_until(server_url: str, done, timeout_s: float, interval_s: float = 0.0
 
 
 def wait_idle(server_url: str, timeout_s: float = 120.0) -> None:
-    """Block until the engine has no running or waiting request (so trials do not overlap)."""
-    watch_until(server_url, lambda m: m["vllm:num_requests_running"] == 0 and m["vllm:num_requests_waiting"] == 0,
-                timeout_s)
+    """Block until the engine has no running or waiting request (so trials do not overlap).
+
+    A wait that times out raises: the next trial would overlap the requests still running.
+    """
+    seen = watch_until(server_url, lambda m: m["vllm:num_requests_running"] == 0
+                       and m["vllm:num_requests_waiting"] == 0, timeout_s)
+    if not seen["reached"]:
+        last = seen["samples"][-1]
+        raise MetricsError(f"the server was not idle after {timeout_s:.0f} s ({last['num_requests_running']:.0f} "
+                           f"running, {last['num_requests_waiting']:.0f} waiting)")
 
 
 class Sampler(threading.Thread):

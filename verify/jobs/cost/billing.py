@@ -22,8 +22,9 @@ REPEATED_PROMPT_TOKENS = 600
 def _counters(server_url: str) -> dict:
     from verify.measure import metrics
     m = metrics.read_all(server_url)
-    return {k: m.get(k, 0.0) for k in ("vllm:prompt_tokens_total", "vllm:generation_tokens_total",
-                                       "vllm:prefix_cache_hits_total")}
+    # Indexed, not .get(): a counter missing from the scrape fails the job instead of reading as 0.
+    return {k: m[k] for k in ("vllm:prompt_tokens_total", "vllm:generation_tokens_total",
+                              "vllm:prefix_cache_hits_total")}
 
 
 def _around(ctx, call) -> dict:
@@ -33,7 +34,9 @@ def _around(ctx, call) -> dict:
     result = call()
     metrics.wait_idle(ctx.server.url)
     after = _counters(ctx.server.url)
-    return {"capture": "request", "status": 200, "events": 1, **result,
+    # status: what the request answered (the snippet's client raises on an error status);
+    # events: the choices that came back.
+    return {"capture": "request", "status": 200, **result, "events": len(result.get("finish_reasons") or []),
             "engine": {k.removeprefix("vllm:"): after[k] - before[k] for k in after}}
 
 

@@ -30,11 +30,13 @@ def collect(ctx) -> dict:
     out = {}
     for name in ("first", "second"):
         metrics.wait_idle(ctx.server.url)
-        before = metrics.read_all(ctx.server.url).get("vllm:prefix_cache_hits_total", 0)
+        before = metrics.read_all(ctx.server.url)["vllm:prefix_cache_hits_total"]
         usage = snippet.billed(client, messages, max_tokens=1)
         metrics.wait_idle(ctx.server.url)
-        hits = metrics.read_all(ctx.server.url).get("vllm:prefix_cache_hits_total", 0) - before
-        out[name] = {"capture": "request", "status": 200, "events": 1, **usage, "engine_hits": hits}
+        hits = metrics.read_all(ctx.server.url)["vllm:prefix_cache_hits_total"] - before
+        # The snippet's client raises on an error status; events: the choices that came back.
+        out[name] = {"capture": "request", "status": 200, **usage, "events": len(usage["finish_reasons"]),
+                     "engine_hits": hits}
     client.close()
     return out
 

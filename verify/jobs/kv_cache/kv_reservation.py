@@ -84,7 +84,14 @@ def decide_reserved(d):
     reserved = _needed(d, large["prompt_tokens"], large["max_tokens"])
     first = _blocks(d, large["readings"][0][1])
     # The small request's last reading comes after it finished (its blocks already freed): leave it out.
-    same = all(_blocks(d, a[1]) == _blocks(d, b[1]) for a, b in zip(d["small"]["readings"][:-1], large["readings"]))
+    pairs = list(zip(d["small"]["readings"][:-1], large["readings"]))
+    same = bool(pairs) and all(_blocks(d, a[1]) == _blocks(d, b[1]) for a, b in pairs)
+    # Refuted needs both: less than the reservation, and the same blocks as the small request
+    # token by token (a larger max_tokens changed nothing). Either alone decides nothing.
+    if first < reserved and not same:
+        return verdict_if(None, f"with max_tokens {large['max_tokens']} the request held {first} block(s), less than "
+                                f"a reservation ({reserved}), but not the same blocks as with max_tokens "
+                                f"{d['small']['max_tokens']} at every token ({len(pairs)} readings compared)")
     return verdict_if(first >= reserved,
                       f"with max_tokens {large['max_tokens']} the request held {first} block(s) after its first token "
                       f"(a reservation would be {reserved} of {d['num_blocks']} blocks of {d['block_size']} tokens); "

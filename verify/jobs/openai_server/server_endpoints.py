@@ -19,6 +19,9 @@ def collect(ctx) -> dict:
             entry["json"] = r.json()
         except ValueError:
             pass
+        if name == "GET /metrics":  # counted over the whole body: the text kept above is only its start
+            samples = [line for line in r.text.splitlines() if line.startswith("vllm:")]
+            entry["vllm_samples"], entry["first_vllm_sample"] = len(samples), samples[0][:120] if samples else None
         out[name] = entry
     return {"endpoints": out}
 
@@ -51,9 +54,10 @@ def decide_tokenize_root(d):
 
 def decide_metrics(d):
     m = _ep(d, "GET /metrics")
-    ok = m["status"] == 200 and m["content_type"].startswith("text/plain") and "vllm:" in m["text"] + "vllm:"
+    ok = m["status"] == 200 and m["content_type"].startswith("text/plain") and m["vllm_samples"] > 0
     return verdict_if(ok and "# HELP" in m["text"], f"/metrics: HTTP {m['status']}, {m['content_type']}; "
-                                                    f"starts {m['text'][:40]!r}")
+                                                    f"starts {m['text'][:40]!r}; {m['vllm_samples']} vllm: samples, "
+                                                    f"the first {m['first_vllm_sample']!r}")
 
 
 def fragment(record):

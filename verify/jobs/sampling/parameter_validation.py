@@ -31,7 +31,13 @@ def _err(d, name) -> dict:
 
 
 def _rejected(d, name) -> bool:
-    return d["cases"][name]["status"] == 400
+    """HTTP 400 with an OpenAI error object whose message names one of the request's parameters.
+
+    Any other 400 (a broken base body, a refused model) is not this parameter's rejection.
+    """
+    case = d["cases"][name]
+    message = _err(d, name).get("message") or ""
+    return case["status"] == 400 and any(param in message for param in case["params"])
 
 
 def _line(d, name) -> str:
@@ -55,8 +61,10 @@ def decide_logprobs(d):
 
 def decide_names_parameter(d):
     rejected = [n for n in CASES if _rejected(d, n)]
+    if not rejected:
+        return verdict_if(None, "no request was rejected with an error naming its parameter: nothing to judge")
     named = [n for n in rejected if _err(d, n).get("param")]
-    return verdict_if(len(named) == len(rejected) and rejected, f"{len(named)} of {len(rejected)} rejections name the "
+    return verdict_if(len(named) == len(rejected), f"{len(named)} of {len(rejected)} rejections name the "
                       f"parameter in error.param; without it: {', '.join(n for n in rejected if n not in named) or 'none'}")
 
 

@@ -26,7 +26,15 @@ def collect(ctx) -> dict:
 
 
 def _distinct(xs) -> int:
+    """Distinct answers; empty answers prove nothing about reproducibility, so they fail the rule."""
+    if not xs or any(not x for x in xs):
+        raise ValueError(f"{sum(1 for x in xs if not x)} of {len(xs)} answers are empty")
     return len(set(xs))
+
+
+def _equal_to_alone(group: dict) -> list[bool]:
+    _distinct(group["in_a_row"] + group["among_others"])  # no empty answer on either side
+    return [a == group["in_a_row"][0] for a in group["among_others"]]
 
 
 def decide_greedy_row(d):
@@ -35,8 +43,7 @@ def decide_greedy_row(d):
 
 
 def decide_greedy_batch(d):
-    g = d["greedy"]
-    same = [a == g["in_a_row"][0] for a in g["among_others"]]
+    same = _equal_to_alone(d["greedy"])
     return verdict_if(all(same), f"temperature 0 among five other running requests: {sum(same)} of {len(same)} answers "
                                  f"equal the answer given alone")
 
@@ -48,8 +55,7 @@ def decide_seed_row(d):
 
 
 def decide_seed_batch(d):
-    s = d["seeded"]
-    same = [a == s["in_a_row"][0] for a in s["among_others"]]
+    same = _equal_to_alone(d["seeded"])
     return verdict_if(all(same), f"temperature 1.0, seed {SEED}, among five other running requests: {sum(same)} of "
                                  f"{len(same)} answers equal the answer given alone")
 

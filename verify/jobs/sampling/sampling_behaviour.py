@@ -36,7 +36,21 @@ def collect(ctx) -> dict:
     rid = (data["nothing_set"].get("body") or {}).get("id", "")
     data["nothing_set_log"] = [line for line in ctx.server.log_since(mark) if rid and rid in line and "params:" in line]
     data["managed"] = ctx.server.managed
+    data["model_generation_config"] = _generation_config(ctx.server)
     return data
+
+
+SAMPLING_FIELDS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty")
+
+
+def _generation_config(server) -> dict | None:
+    """The served model folder's generation_config.json (None for a server given by URL)."""
+    import json
+    from pathlib import Path
+    if not server.managed or "--model" not in server.argv:
+        return None
+    path = Path(server.argv[server.argv.index("--model") + 1]) / "generation_config.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
 
 
 def decide_stop_text(d):
@@ -96,9 +110,12 @@ def decide_defaults(d):
         return verdict_if(None, "the log of a server given by URL is not readable here")
     a = _applied(d)
     usage = d["nothing_set"]["body"]["usage"]
-    ok = a.get("temperature") == "1.0" and a.get("top_p") == "1.0"
+    # The claim's second half: the model's own generation config sets no sampling field.
+    model_sets = sorted(set(d["model_generation_config"]) & set(SAMPLING_FIELDS))
+    ok = a.get("temperature") == "1.0" and a.get("top_p") == "1.0" and not model_sets
     return verdict_if(ok, "logged for a request that set nothing: " + ", ".join(f"{k}={v}" for k, v in a.items()) +
-                      f" (the prompt took {usage['prompt_tokens']} of the 2048-token context)")
+                      f" (the prompt took {usage['prompt_tokens']} of the 2048-token context); the model's "
+                      f"generation_config.json sets {', '.join(model_sets) or 'no sampling field'}")
 
 
 def fragment(record):

@@ -4,6 +4,9 @@ The server's processes are read with the Lifecycle article's snippet before and
 after each batch of requests: the API server (the process listening on the
 port) and the engine (engine core and worker). The same requests run with and
 without streaming; CPU seconds are divided by the tokens the engine generated.
+The kernel counts CPU time in clock ticks of 10 ms, so each batch is made large
+enough that the API server's CPU spans many ticks, and a batch that spans fewer
+than MIN_TICKS cannot settle the comparison.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from verify.job import Claim, Job, verdict_if
 SNIPPET = "lifecycle/server_processes.py"
 MAX_TOKENS = 48
 # concurrency: requests in all (rounds of `concurrency` requests at once)
-LEVELS = {1: 4, 8: 8}
+LEVELS = {1: 12, 8: 32}
+# CPU time is counted in 10 ms ticks (USER_HZ 100): fewer than this many ticks of API server
+# CPU in a batch is too coarse to compare two batches.
+TICK_S, MIN_TICKS = 0.01, 20
 # "Small beside the engine": the API server's CPU per token below this share of the engine's.
 SMALL_SHARE = 0.25
 
@@ -70,7 +76,16 @@ def _by(d, stream: bool, concurrency: int) -> dict:
     return next(b for b in d["batches"] if b["stream"] == stream and b["concurrency"] == concurrency)
 
 
+def api_cpu_s(batch: dict) -> float:
+    return cpu_per_token_ms(batch)["api"] * batch["generated_tokens"] / 1000
+
+
 def decide_streaming_costs_more(d):
+    coarse = [f"concurrency {b['concurrency']}{', streamed' if b['stream'] else ''}: {api_cpu_s(b) * 1000:.0f} ms"
+              for b in d["batches"] if api_cpu_s(b) < MIN_TICKS * TICK_S]
+    if coarse:
+        return verdict_if(None, f"the API server's CPU in a batch spans fewer than {MIN_TICKS} clock ticks of "
+                                f"{TICK_S * 1000:.0f} ms ({'; '.join(coarse)}): too coarse to compare")
     pairs = {c: (cpu_per_token_ms(_by(d, False, c))["api"], cpu_per_token_ms(_by(d, True, c))["api"]) for c in LEVELS}
     return verdict_if(all(s > n for n, s in pairs.values()),
                       "; ".join(f"concurrency {c}: {n:.2f} ms of API server CPU per token without streaming, "

@@ -12,6 +12,9 @@ GROUP_WINDOW_S = 0.005
 # "In blocks": fewer than half as many deliveries as events. "One at a time": at least 80 %.
 BLOCKS_BELOW = 0.5
 SMOOTH_ABOVE = 0.8
+# A stream must carry at least this many events (of the MAX_TOKENS asked) for its deliveries
+# to say anything: one event is always "one delivery per event".
+MIN_EVENTS = MAX_TOKENS // 2
 # The server's own TTFT through a proxy counts as "as fast as directly" within this much.
 SERVER_TTFT_TOLERANCE_S = 0.1
 SERVER_SIDE = ("vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds")
@@ -64,6 +67,9 @@ def _decide(path, in_blocks):
     def decide(d):
         x = delivery(d["captures"][path])
         direct = delivery(d["captures"]["direct"])
+        if min(x["events"], direct["events"]) < MIN_EVENTS:
+            return Verdict(INCONCLUSIVE, f"{path}: {x['events']} events (direct: {direct['events']}); fewer than "
+                                         f"{MIN_EVENTS} cannot show how they were delivered")
         ok = x["ratio"] < BLOCKS_BELOW if in_blocks else x["ratio"] >= SMOOTH_ABOVE
         return verdict_if(ok, f"{path}: {x['events']} events arrived in {x['deliveries']} deliveries "
                               f"({x['ratio'] * 100:.0f} %); first text after {render.ms(x['ttft'])} "

@@ -4,7 +4,10 @@ Three requests through nginx with a deliberately short read timeout: a stream
 that lasts several times the timeout with short gaps between tokens, a stream
 whose first token comes only after a prefill longer than the timeout, and a
 non-streaming request whose generation takes longer than the timeout. The slow
-prefill is also timed directly, to show it really exceeds the timeout.
+prefill and the non-streaming generation are also timed directly, to show they
+really exceed the timeout. How many tokens make a stream outlast the timeout
+depends on the machine, so a short direct stream measures the gap between tokens
+first and the token counts follow from it (both are in the record).
 """
 
 from __future__ import annotations
@@ -13,17 +16,18 @@ import re
 
 from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
-from verify.measure import transcript
 
 SETUP = "nginx-short-read-timeout"
 CONFIG = "nginx/short-read-timeout.conf"
 # About 1,500 prompt tokens: a prefill of several seconds on the embedded profile.
 LONG_PROMPT = "Summarise this in one line. " + "The quick brown fox jumps over the lazy dog. " * 150
 SHORT_PROMPT = "Tell a long story about the sea."
-LONG_STREAM_TOKENS = 120  # several seconds of tokens ~50 ms apart
-NON_STREAMING_TOKENS = 80
+CALIBRATION_TOKENS = 32  # a direct stream that measures the gap between tokens on this machine
+MIN_TOKENS, MAX_TOKENS = 80, 1500  # bounds on the derived counts (the context is 2,048 tokens)
 # The stream must outlast the timeout by this factor for "the whole response" to be ruled out.
 OUTLAST_FACTOR = 2.0
+# The derived counts aim this much past what they need, so that a faster moment still suffices.
+MARGIN = 1.5
 
 
 def _body(prompt: str, max_tokens: int, stream: bool) -> dict:
@@ -42,6 +46,12 @@ def _cut_capture(capture: dict) -> dict:
             "events": 1 if capture["status"] is not None else 0, "body_lines": capture["lines"]}
 
 
+def _whole_body(capture: dict) -> dict:
+    """A non-streaming answer: its body is one JSON line, not SSE events; the lines received count."""
+    body = {k: v for k, v in capture.items() if k != "lines"}
+    return {**body, "capture": "request", "events": len(capture["lines"]), "body_lines": capture["lines"]}
+
+
 def collect(ctx) -> dict:
     from verify.measure.metrics import wait_idle
     from verify.measure.sse import capture
@@ -51,18 +61,36 @@ def collect(ctx) -> dict:
     via = proxy.url + "/v1/chat/completions"
     out = {"timeout_s": timeout_s}
     wait_idle(ctx.server.url)
-    out["long_stream"] = capture(via, _body(SHORT_PROMPT, LONG_STREAM_TOKENS, True))
+    out["calibration"] = capture(ctx.base_url + "/chat/completions", _body(SHORT_PROMPT, CALIBRATION_TOKENS, True))
+    out["tokens"] = _token_counts(_timing(out["calibration"]), timeout_s)
+    wait_idle(ctx.server.url)
+    out["long_stream"] = capture(via, _body(SHORT_PROMPT, out["tokens"]["long_stream"], True))
     wait_idle(ctx.server.url)
     out["slow_first_token_direct"] = capture(ctx.base_url + "/chat/completions", _body(LONG_PROMPT, 5, True))
     wait_idle(ctx.server.url)
     out["slow_first_token"] = _cut_capture(capture(via, _body(LONG_PROMPT, 5, True)))
     wait_idle(ctx.server.url)
-    out["non_streaming"] = _cut_capture(capture(via, _body(SHORT_PROMPT, NON_STREAMING_TOKENS, False)))
+    out["non_streaming_direct"] = _whole_body(capture(ctx.base_url + "/chat/completions",
+                                                      _body(SHORT_PROMPT, out["tokens"]["non_streaming"], False)))
+    wait_idle(ctx.server.url)
+    out["non_streaming"] = _cut_capture(capture(via, _body(SHORT_PROMPT, out["tokens"]["non_streaming"], False)))
     wait_idle(ctx.server.url)
     out["access_log"] = proxy.access_log()[-4:]
-    for key in ("long_stream", "slow_first_token_direct", "slow_first_token", "non_streaming"):
+    for key in ("calibration", "long_stream", "slow_first_token_direct", "slow_first_token", "non_streaming_direct",
+                "non_streaming"):
         out[key].pop("request")
     return out
+
+
+def _token_counts(calibration: dict, timeout_s: float) -> dict:
+    """Tokens for a stream that outlasts the timeout OUTLAST_FACTOR times, and for a generation longer than it."""
+    import math
+    gap = (calibration["end"] - calibration["first_text"]) / max(calibration["events"] - 2, 1) \
+        if calibration["end"] is not None and calibration["first_text"] is not None else None
+    if not gap or gap <= 0:  # nothing measured: the largest counts (the capture itself says what failed)
+        return {"gap_s": None, "long_stream": MAX_TOKENS, "non_streaming": MAX_TOKENS}
+    need = lambda seconds: max(MIN_TOKENS, min(MAX_TOKENS, math.ceil(MARGIN * seconds / gap)))  # noqa: E731
+    return {"gap_s": round(gap, 4), "long_stream": need(OUTLAST_FACTOR * timeout_s), "non_streaming": need(timeout_s)}
 
 
 def _timing(cap: dict) -> dict:
@@ -101,17 +129,25 @@ def decide_slow_first_token(d):
 
 
 def decide_non_streaming(d):
-    via, limit = _timing(d["non_streaming"]), d["timeout_s"]
+    direct, via, limit = _timing(d["non_streaming_direct"]), _timing(d["non_streaming"]), d["timeout_s"]
+    n = d["tokens"]["non_streaming"]
+    if direct["end"] is None or direct["end"] <= limit:
+        return Verdict(INCONCLUSIVE, f"directly, generating {n} tokens took {render.ms(direct['end'])}, not longer "
+                                     f"than the {limit:.0f} s timeout")
     return verdict_if(via["status"] == 504 and via["end"] is not None and via["end"] >= limit,
-                      f"a non-streaming request generating {NON_STREAMING_TOKENS} tokens through a {limit:.0f} s "
-                      f"read timeout: HTTP {via['status']} after {render.ms(via['end'])}")
+                      f"a non-streaming request generating {n} tokens ({render.ms(direct['end'])} directly) through "
+                      f"a {limit:.0f} s read timeout: HTTP {via['status']} after {render.ms(via['end'])}")
 
 
 def fragment(record):
     d = record["data"]
-    labels = {"long_stream": f"stream, {LONG_STREAM_TOKENS} tokens", "slow_first_token_direct":
-              "stream, long prompt, directly (no proxy)", "slow_first_token": "stream, long prompt, through nginx",
-              "non_streaming": f"non-streaming, {NON_STREAMING_TOKENS} tokens, through nginx"}
+    n = d["tokens"]
+    labels = {"calibration": f"stream, {CALIBRATION_TOKENS} tokens, directly (measures the gap between tokens)",
+              "long_stream": f"stream, {n['long_stream']} tokens, through nginx",
+              "slow_first_token_direct": "stream, long prompt, directly (no proxy)",
+              "slow_first_token": "stream, long prompt, through nginx",
+              "non_streaming_direct": f"non-streaming, {n['non_streaming']} tokens, directly (no proxy)",
+              "non_streaming": f"non-streaming, {n['non_streaming']} tokens, through nginx"}
     rows = []
     for key, label in labels.items():
         t = _timing(d[key])
