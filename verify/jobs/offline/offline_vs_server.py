@@ -23,6 +23,10 @@ MAX_TOKENS = 16
 TRIALS = 3
 # Throughput: the offline engine "at least matches" the server when its median is no more than this much lower.
 THROUGHPUT_TOLERANCE = 0.10
+# Start-up: "markedly sooner" when the offline start beats the fastest server start by more than
+# this share. Starts of either engine spread by a few seconds from run to run (and from a cold
+# to a warm file cache), so a smaller lead is noise, not a difference between the engines.
+STARTS_SOONER_BY = 0.25
 
 
 def _prompts() -> list[str]:
@@ -133,9 +137,11 @@ def decide_starts_sooner(d):
     if not offline or not server:
         return verdict_if(None, f"the run timed {len(offline)} offline and {len(server)} server start(s) from a "
                                 "fresh process; both are needed")
-    return verdict_if(max(offline) < min(server),
+    lead = 1 - max(offline) / min(server)
+    return verdict_if(lead > STARTS_SOONER_BY,
                       f"the run's starts from a fresh process: offline engine (launch to constructed vllm.LLM) "
-                      f"{_span(offline)} s ({len(offline)} start), server (launch to healthy) {_span(server)} s "
+                      f"{_span(offline)} s ({len(offline)} start), {lead:+.0%} against the fastest server start "
+                      f"(markedly sooner above {STARTS_SOONER_BY:.0%}); server (launch to healthy) {_span(server)} s "
                       f"({len(server)} start{'s' if len(server) > 1 else ''}: "
                       f"{', '.join(s['name'] for s in d['server']['starts'])})")
 
@@ -191,8 +197,8 @@ JOB = Job(
               f"the server's with every request in flight (within {THROUGHPUT_TOLERANCE:.0%}).", decide_throughput),
         Claim("offline-vs-server.same-outputs", "Through either engine, the batch gets the same greedy answers.",
               decide_same_outputs),
-        Claim("offline-vs-server.starts-sooner", "From a fresh process, the offline engine is ready sooner than the "
-              "server.", decide_starts_sooner),
+        Claim("offline-vs-server.starts-sooner", "From a fresh process, the offline engine is ready markedly sooner "
+              f"than the server (by more than {STARTS_SOONER_BY:.0%}).", decide_starts_sooner),
     ),
     fragments={"table": fragment},
 )
