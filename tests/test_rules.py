@@ -126,7 +126,7 @@ def test_an_up_front_reservation_would_be_seen():
     data = _record("kv-reservation")
     assert _verdict("kv-reservation", "reserved-up-front", data)["verdict"] == "refuted"
     full = 1.0  # every block in use from the first token: what a reservation near the context would show
-    data["large"]["readings"] = [[n, full] for n, _ in data["large"]["readings"]]
+    data["large"]["readings"] = [[n, full, e] for n, _, e in data["large"]["readings"]]
     assert _verdict("kv-reservation", "reserved-up-front", data)["verdict"] == "confirmed"
 
 
@@ -317,10 +317,15 @@ def test_a_stream_of_one_event_cannot_show_buffering():
 def test_a_reservation_is_refuted_only_when_both_requests_held_the_same_blocks():
     data = _record("kv-reservation")
     assert _verdict("kv-reservation", "reserved-up-front", data)["verdict"] == "refuted"
+    assert _verdict("kv-reservation", "grows-by-block", data)["verdict"] == "confirmed"
     # The small request held one block more at every reading: the block-by-block comparison fails.
     step = 1 / data["num_blocks"]
-    data["small"]["readings"] = [[n, u + step] for n, u in data["small"]["readings"]]
+    data["small"]["readings"] = [[n, u + step, e] for n, u, e in data["small"]["readings"]]
     assert _verdict("kv-reservation", "reserved-up-front", data)["verdict"] == "inconclusive"
+    # A request that held one block more than its tokens need: not growth block by block.
+    ahead = _record("kv-reservation")
+    ahead["large"]["readings"] = [[n, u + step, e] for n, u, e in ahead["large"]["readings"]]
+    assert _verdict("kv-reservation", "grows-by-block", ahead)["verdict"] == "refuted"
 
 
 def test_empty_answers_prove_no_reproducibility():

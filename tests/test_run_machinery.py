@@ -225,6 +225,11 @@ def test_a_run_keeps_the_last_good_record_when_a_capture_fails(tmp_path, monkeyp
         data = _one_capture(ctx)
         _break(data["c"])
         return data
+    # A second good run: the summary says no verdict changed against the record it replaced.
+    printed = []
+    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append)
+    assert "verdicts changed against the records this run replaced: none" in printed
+    before = store.record_path("keeps-record", "cpu", tmp_path).read_text()
     object.__setattr__(good, "collect", failing)
     with pytest.raises(VerifyError, match="keeps-record: a capture failed"):
         runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
@@ -290,3 +295,22 @@ def test_a_job_with_a_server_phase_gets_the_default_server_and_the_runs_starts()
     record = store.load("offline-vs-server", "cpu")
     assert record["data"]["offline"]["starts"] and record["data"]["server"]["starts"]
     assert record["provenance"]["offline_engine"] and record["provenance"]["server"]
+
+
+def test_the_run_names_every_verdict_that_changed_against_the_record_it_replaced(tmp_path, monkeypatch):
+    @contextlib.contextmanager
+    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
+        yield _FakeServer(variant)
+    monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
+    monkeypatch.setattr(runner, "server_facts", lambda server: {})
+    first = _fake_job("flips", _one_capture)
+    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: [first])
+    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
+    flipped = Job(id="flips", title="flips", question="?", pages=("streaming.md",), collect=_one_capture,
+                  claims=(Claim("flips.ok", "ok", lambda d: verdict_if(False, "now refuted")),))
+    object.__setattr__(flipped, "module_file", __file__)
+    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: [flipped])
+    printed = []
+    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append)
+    assert "verdicts changed against the records this run replaced (1):" in printed
+    assert "  flips.ok: confirmed -> refuted" in printed

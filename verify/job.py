@@ -104,7 +104,9 @@ class Job:
     @property
     def runs_on(self) -> str:
         """What the job needs started: 'offline engine' or 'server, variant X'."""
-        return "offline engine" if self.engine == OFFLINE else f"server, variant {self.variant}"
+        if self.engine == OFFLINE:
+            return "offline engine" + (", then the run's default server" if self.server_phase else "")
+        return f"server, variant {self.variant}" + (", shared with other jobs" if self.shares_server else "")
 
     def claim(self, claim_id: str) -> Claim:
         for c in self.claims:

@@ -40,6 +40,8 @@ class RunLog:
     # id, group, seconds, outcome, seconds of that spent starting engines (offline jobs' own starts)
     jobs: list[tuple[str, str, float, str, float]] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    # Claims whose verdict differs from the record this run replaced: (claim, before, now).
+    changes: list[tuple[str, str, str]] = field(default_factory=list)
     # Each job's code and engine hashes, taken when the run started, from the code it runs:
     # a file edited while the run goes on then leaves the record stale, not falsely fresh.
     inputs_at_start: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -58,6 +60,12 @@ class RunLog:
             lines += [f"  {s['seconds']:7.1f} s  {s['name']}" for s in self.starts]
         lines.append("jobs:")
         lines += [f"  {s:7.1f} s  {job_id:<28} [{group}] {outcome}" for job_id, group, s, outcome, _ in self.jobs]
+        replaced = sum(1 for _, _, _, outcome, _ in self.jobs if outcome not in ("failed", "not run"))
+        if self.changes:
+            lines.append(f"verdicts changed against the records this run replaced ({len(self.changes)}):")
+            lines += [f"  {claim}: {before} -> {now}" for claim, before, now in self.changes]
+        elif replaced:
+            lines.append("verdicts changed against the records this run replaced: none")
         floor = self.floor()
         if floor:
             lines.append(f"floor (engine starts + job times) {floor:.1f} s; wall time is {wall_s / floor:.2f}x the floor"
@@ -337,6 +345,10 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
         if eta:
             progress(f"  ({eta.finished(job.id)})")
         return
+    previous = store.load(job.id, profile.name, evidence_root)
+    if previous:
+        log.changes += [(cid, previous["claims"][cid]["verdict"], v["verdict"]) for cid, v in record["claims"].items()
+                        if cid in previous.get("claims", {}) and previous["claims"][cid]["verdict"] != v["verdict"]]
     store.save(record, evidence_root)
     write_artifacts(job, record, evidence_root)
     summary = ", ".join(f"{cid.split('.')[-1]}={v['verdict']}" for cid, v in record["claims"].items())

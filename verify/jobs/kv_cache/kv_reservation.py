@@ -3,9 +3,12 @@
 The same prompt, generating the same number of tokens, twice: once with a
 max_tokens just large enough, once with a max_tokens near the context length
 (and abandoned after the same number of tokens). After every token the client
-reads the engine's KV cache usage, so the two curves can be compared token by
-token, and against what an up-front reservation would have shown. The block
-size and the number of blocks are read from the server's cache_config_info.
+reads the engine's KV cache usage and, in the same scrape, the engine's own count
+of generated tokens: the client reads its stream a few tokens behind the engine
+(more so on a fast machine), so the blocks held are compared with what the
+engine's count needs, and against what an up-front reservation would have shown.
+The block size and the number of blocks are read from the server's
+cache_config_info.
 """
 
 from __future__ import annotations
@@ -19,8 +22,9 @@ PROMPT = "Tell a long story about the sea."
 TOKENS = 260  # enough to cross two block boundaries at the embedded profile's block size
 SMALL_MAX_TOKENS = TOKENS
 LARGE_MAX_TOKENS = 1800  # close to the embedded model's 2,048-token context
-# A usage reading may lag the token the client just received by a step or two.
-LAG_TOKENS = 3
+# At a scrape, the engine holds the KV of prompt + its tokens - 1 and may have allocated the
+# slot of the token it is computing: one token of slack either way of its own count.
+ENGINE_SLACK = 1
 
 
 def _follow(ctx, max_tokens: int) -> dict:
@@ -35,6 +39,7 @@ def _follow(ctx, max_tokens: int) -> dict:
             "temperature": 0, "stream": True, "ignore_eos": True, "stream_options": {"include_usage": True}}
     readings, status, error, prompt_tokens = [], None, None, None
     tokens = 0
+    generated_before = metrics.read(ctx.server.url)["vllm:generation_tokens_total"]
     try:
         with httpx.Client(timeout=120) as client, client.stream("POST", ctx.base_url + "/chat/completions",
                                                                 json=body) as r:
@@ -48,8 +53,10 @@ def _follow(ctx, max_tokens: int) -> dict:
                 if not chunk.get("choices") or "role" in chunk["choices"][0]["delta"]:
                     continue
                 tokens += 1  # one generated token per chunk after the first (chunk-shapes)
-                usage = metrics.read(ctx.server.url, client)["vllm:kv_cache_usage_perc"]
-                readings.append([tokens, usage])
+                m = metrics.read(ctx.server.url, client)
+                # [tokens the client has, KV cache usage, tokens the engine had generated]
+                readings.append([tokens, m["vllm:kv_cache_usage_perc"],
+                                 round(m["vllm:generation_tokens_total"] - generated_before)])
                 if tokens >= TOKENS and max_tokens > TOKENS:
                     break  # leave: the engine aborts the rest
     except httpx.HTTPError as e:
@@ -79,37 +86,44 @@ def _needed(d, prompt_tokens: int, tokens: int) -> int:
     return math.ceil((prompt_tokens + tokens) / d["block_size"])
 
 
+def _off_growth(d, request: dict) -> list[tuple[int, int]]:
+    """Readings whose blocks are not what prompt + the engine's generated tokens need: (engine tokens, blocks)."""
+    prompt = request["prompt_tokens"]
+    return [(n, _blocks(d, u)) for _, u, n in request["readings"]
+            if not _needed(d, prompt, max(n - ENGINE_SLACK, 0)) <= _blocks(d, u) <= _needed(d, prompt, n + ENGINE_SLACK)]
+
+
 def decide_reserved(d):
     large = d["large"]
     reserved = _needed(d, large["prompt_tokens"], large["max_tokens"])
     first = _blocks(d, large["readings"][0][1])
-    # The small request's last reading comes after it finished (its blocks already freed): leave it out.
-    pairs = list(zip(d["small"]["readings"][:-1], large["readings"]))
-    same = bool(pairs) and all(_blocks(d, a[1]) == _blocks(d, b[1]) for a, b in pairs)
-    # Refuted needs both: less than the reservation, and the same blocks as the small request
-    # token by token (a larger max_tokens changed nothing). Either alone decides nothing.
+    # The small request's last reading may come after it finished (its blocks freed): leave it out.
+    small = {**d["small"], "readings": d["small"]["readings"][:-1]}
+    same = not _off_growth(d, small) and not _off_growth(d, large)
+    # Refuted needs both: less than the reservation, and both requests holding, token by token,
+    # just what their tokens need (a larger max_tokens changed nothing). Either alone decides nothing.
     if first < reserved and not same:
         return verdict_if(None, f"with max_tokens {large['max_tokens']} the request held {first} block(s), less than "
-                                f"a reservation ({reserved}), but not the same blocks as with max_tokens "
-                                f"{d['small']['max_tokens']} at every token ({len(pairs)} readings compared)")
+                                f"a reservation ({reserved}), but not, at every reading, the blocks its tokens need "
+                                f"(off: max_tokens {large['max_tokens']} {_off_growth(d, large)[:3]}, max_tokens "
+                                f"{d['small']['max_tokens']} {_off_growth(d, small)[:3]})")
     return verdict_if(first >= reserved,
                       f"with max_tokens {large['max_tokens']} the request held {first} block(s) after its first token "
                       f"(a reservation would be {reserved} of {d['num_blocks']} blocks of {d['block_size']} tokens); "
                       f"with max_tokens {d['small']['max_tokens']} it held "
-                      f"{'the same number of blocks at every token' if same else 'a different number of blocks'}")
+                      f"{'at every reading the blocks its tokens need, as with the larger one' if same else 'other blocks'}")
 
 
 def decide_grows(d):
     readings = d["large"]["readings"]
-    prompt = d["large"]["prompt_tokens"]
-    levels = sorted({_blocks(d, u) for _, u in readings})
+    levels = sorted({_blocks(d, u) for _, u, _ in readings})
     if len(levels) < 2:
         return Verdict(INCONCLUSIVE, f"usage stayed at {levels} block(s) over {len(readings)} tokens: no boundary crossed")
-    off = [(n, _blocks(d, u)) for n, u in readings
-           if not _needed(d, prompt, max(n - LAG_TOKENS, 0)) <= _blocks(d, u) <= _needed(d, prompt, n + LAG_TOKENS)]
+    off = _off_growth(d, d["large"])
     return verdict_if(not off, f"over {len(readings)} tokens the request held {' → '.join(map(str, levels))} blocks, "
-                               f"each step when prompt + generated tokens crossed a multiple of {d['block_size']}"
-                      + (f"; off by more than {LAG_TOKENS} tokens at {off[:5]}" if off else ""))
+                               f"each step when prompt + the engine's generated tokens crossed a multiple of "
+                               f"{d['block_size']}" + (f"; off by more than {ENGINE_SLACK} token at (engine tokens, "
+                                                       f"blocks) {off[:5]}" if off else ""))
 
 
 def figure(record) -> str:
@@ -138,7 +152,7 @@ def figure(record) -> str:
                      f'fill="currentColor">{n}</text>')
     for key, colour, dash in (("small", "#1565c0", ""), ("large", "#2e7d32", ' stroke-dasharray="2,3"')):
         readings = d[key]["readings"][:-1] if key == "small" else d[key]["readings"]  # last: already finished
-        pts = " ".join(f"{x(n):.1f},{y(_blocks(d, u)):.1f}" for n, u in readings)
+        pts = " ".join(f"{x(n):.1f},{y(_blocks(d, u)):.1f}" for n, u, *_ in readings)
         parts.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"{dash}/>')
     parts.append(f'<text x="{left + 8}" y="{top + 60}" font-size="11" fill="#1565c0">max_tokens '
                  f'{d["small"]["max_tokens"]}</text>')
@@ -153,7 +167,7 @@ def fragment(record):
     rows = []
     for key in ("small", "large"):
         r = d[key]
-        levels = sorted({_blocks(d, u) for _, u in r["readings"]})
+        levels = sorted({_blocks(d, u) for _, u, *_ in r["readings"]})
         rows.append([r["max_tokens"], r["prompt_tokens"], len(r["readings"]),
                      " → ".join(map(str, levels)), _needed(d, r["prompt_tokens"], r["max_tokens"])])
     return render.table([f"max_tokens (block size {d['block_size']}, {d['num_blocks']} blocks)", "prompt tokens",
