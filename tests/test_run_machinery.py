@@ -48,10 +48,8 @@ class _FakeServer:
         return True
 
 
-def test_a_run_starts_each_variant_once_whatever_the_job_order(tmp_path, monkeypatch):
-    jobs = [_fake_job("a-default", _one_capture), _fake_job("b-queue", _one_capture, "max-num-seqs-1"),
-            _fake_job("c-default", _one_capture), _fake_job("d-queue", _one_capture, "max-num-seqs-1"),
-            _fake_job("e-nolog", _one_capture, "no-request-log")]
+def _run_on_fake_servers(monkeypatch, tmp_path, jobs: list[Job], progress=lambda m: None) -> list[str]:
+    """verify run over jobs, with stand-ins for the servers; returns the variants started, in order."""
     starts = []
 
     @contextlib.contextmanager
@@ -62,8 +60,16 @@ def test_a_run_starts_each_variant_once_whatever_the_job_order(tmp_path, monkeyp
     monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: jobs)
     monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
     monkeypatch.setattr(runner, "server_facts", lambda server: {"variant": server.variant})
+    assert runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=progress) == 0
+    return starts
+
+
+def test_a_run_starts_each_variant_once_whatever_the_job_order(tmp_path, monkeypatch):
+    jobs = [_fake_job("a-default", _one_capture), _fake_job("b-queue", _one_capture, "max-num-seqs-1"),
+            _fake_job("c-default", _one_capture), _fake_job("d-queue", _one_capture, "max-num-seqs-1"),
+            _fake_job("e-nolog", _one_capture, "no-request-log")]
     printed = []
-    assert runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append) == 0
+    starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs, printed.append)
     # Other variants first, the default server last (a server phase then sees every start).
     assert starts == ["max-num-seqs-1", "no-request-log", "default"]
     summary = "\n".join(printed)
@@ -82,17 +88,7 @@ def test_combinable_variants_share_one_start_and_each_record_keeps_its_own_comma
     jobs = [_fake_job("a-nolog", _one_capture, "no-request-log"),
             _fake_job("b-details", _one_capture, "prompt-tokens-details"),
             _fake_job("c-queue", _one_capture, "max-num-seqs-1")]
-    starts = []
-
-    @contextlib.contextmanager
-    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
-        starts.append(variant)
-        yield _FakeServer(variant)
-
-    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: jobs)
-    monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
-    monkeypatch.setattr(runner, "server_facts", lambda server: {"variant": server.variant})
-    assert runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None) == 0
+    starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs)
     assert starts == ["max-num-seqs-1", "no-request-log+prompt-tokens-details"]
     combined = CPU.command("no-request-log+prompt-tokens-details")
     assert "--enable-log-requests" not in combined and "--enable-prompt-tokens-details" in combined
@@ -298,19 +294,11 @@ def test_a_job_with_a_server_phase_gets_the_default_server_and_the_runs_starts()
 
 
 def test_the_run_names_every_verdict_that_changed_against_the_record_it_replaced(tmp_path, monkeypatch):
-    @contextlib.contextmanager
-    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
-        yield _FakeServer(variant)
-    monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
-    monkeypatch.setattr(runner, "server_facts", lambda server: {})
-    first = _fake_job("flips", _one_capture)
-    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: [first])
-    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
+    _run_on_fake_servers(monkeypatch, tmp_path, [_fake_job("flips", _one_capture)])
     flipped = Job(id="flips", title="flips", question="?", pages=("streaming.md",), collect=_one_capture,
                   claims=(Claim("flips.ok", "ok", lambda d: verdict_if(False, "now refuted")),))
     object.__setattr__(flipped, "module_file", __file__)
-    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: [flipped])
     printed = []
-    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append)
+    _run_on_fake_servers(monkeypatch, tmp_path, [flipped], printed.append)
     assert "verdicts changed against the records this run replaced (1):" in printed
     assert "  flips.ok: confirmed -> refuted" in printed
