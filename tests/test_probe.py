@@ -44,8 +44,8 @@ def _checks(report_file) -> dict:
 
 def test_probe_direct_agrees_with_the_site(live_server, tmp_path):
     out = _probe(live_server.api, "--metrics-url", live_server.url + "/metrics", "--report", str(tmp_path / "r.json"))
-    assert out.returncode == 0, out.stderr
     checks = _checks(tmp_path / "r.json")
+    assert out.returncode == 0, (out.stderr, checks)
     assert {c["verdict"] for c in checks.values()} == {"ok"}, checks
     assert "streaming/#claim-proxy-buffering--nginx-tls" in out.stdout  # each row links to its claim
 

@@ -387,3 +387,17 @@ def test_an_unread_server_log_is_a_failed_capture():
             c.update(events=0, lines_read=0)
         verdicts = all_jobs()[job_id].decide(data)
         assert {v["verdict"] for v in verdicts.values()} == {"inconclusive"}
+
+
+def test_probe_delivery_takes_the_least_grouped_of_its_streams():
+    """Replays the proxy-buffering record's real captures (direct: one at a time; nginx-tls: in blocks).
+    One clumped stream beside a smooth one is a late client, not a buffering path; only clumps every
+    time say "differs"."""
+    from verify.probe.checks import delivery_check
+    captures = store.load("proxy-buffering", "cpu")["data"]["captures"]
+    direct, blocks = captures["direct"], captures["nginx-tls"]
+    assert delivery_check([direct]).verdict == "ok"
+    assert delivery_check([blocks]).verdict == "differs"
+    assert delivery_check([blocks, direct]).verdict == "ok"
+    assert delivery_check([blocks, blocks, blocks]).verdict == "differs"
+    assert "least grouped of 2 streams" in delivery_check([blocks, direct]).measured

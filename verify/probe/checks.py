@@ -25,6 +25,10 @@ CANCEL_TOKENS = 400
 LEAVE_AFTER_S = 1.0
 # How long the engine gets to notice a client that left (the site's cancellation tolerance).
 CANCEL_TOLERANCE_S = 2.0
+# A client that was not scheduled in time also reads events in clumps, for one stream; a
+# buffering proxy groups every stream. So a grouped stream is asked again, up to this many in
+# all, and the verdict comes from the least grouped one.
+DELIVERY_TRIES = 3
 
 
 @dataclass
@@ -57,8 +61,10 @@ def _finish(lines) -> tuple[str | None, str | None]:
     return None, None
 
 
-def delivery_check(stream: dict) -> Check:
-    x = proxy_buffering.delivery(stream)
+def delivery_check(streams: list[dict]) -> Check:
+    """streams: the counting stream and its repeats; the least grouped one decides."""
+    x = max((proxy_buffering.delivery(s) for s in streams), key=lambda d: d["ratio"])
+    tries = f" (least grouped of {len(streams)} streams)" if len(streams) > 1 else ""
     if x["ratio"] >= proxy_buffering.SMOOTH_ABOVE:
         verdict, how = OK, "one at a time"
     elif x["ratio"] < proxy_buffering.BLOCKS_BELOW:
@@ -67,7 +73,7 @@ def delivery_check(stream: dict) -> Check:
         verdict, how = UNKNOWN, "partly grouped"
     first = f"{x['ttft'] * 1000:.0f} ms" if x["ttft"] is not None else "never"
     return Check("delivery", "Do tokens reach the client one at a time?", verdict,
-                 f"{how}: {x['events']} events in {x['deliveries']} deliveries; first text after {first}",
+                 f"{how}: {x['events']} events in {x['deliveries']} deliveries; first text after {first}{tries}",
                  "streaming/#claim-proxy-buffering--nginx-tls")
 
 
@@ -158,12 +164,19 @@ def run_checks(endpoint, model: str, metrics_url: str | None, progress=print) ->
     cut = endpoint.stream(_chat(model, COUNTING_PROMPT, LENGTH_TOKENS))
     progress("probe: a short answer that ends by itself")
     short = endpoint.stream(_chat(model, SHORT_PROMPT, STOP_TOKENS_LIMIT))
-    checks = [delivery_check(counting), first_chunk_check(counting), usage_check(counting),
+    repeats = []
+    while (len(repeats) + 1 < DELIVERY_TRIES
+           and proxy_buffering.delivery(([counting] + repeats)[-1])["ratio"] < proxy_buffering.SMOOTH_ABOVE):
+        progress("probe: the stream arrived grouped; asking again")
+        repeats.append(endpoint.stream(_chat(model, COUNTING_PROMPT, STREAM_TOKENS)))
+    checks = [delivery_check([counting] + repeats), first_chunk_check(counting), usage_check(counting),
               finish_check(short, "stop", STOP_TOKENS_LIMIT), finish_check(cut, "length", LENGTH_TOKENS),
               done_check([counting, cut, short])]
     progress("probe: a stream abandoned after 1 s" if metrics_url else "probe: cancellation skipped (no --metrics-url)")
     cancel, cancel_raw = cancel_check(endpoint, model, metrics_url)
     checks.append(cancel)
-    for s in (counting, cut, short):
+    for s in (counting, cut, short, *repeats):
         s.pop("left_at", None)
-    return checks, {"streams": {"counting": counting, "cut": cut, "short": short}, **cancel_raw}
+    streams = {"counting": counting, "cut": cut, "short": short}
+    streams.update({f"counting-again-{i}": s for i, s in enumerate(repeats, 1)})
+    return checks, {"streams": streams, **cancel_raw}
