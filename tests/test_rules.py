@@ -401,3 +401,16 @@ def test_probe_delivery_takes_the_least_grouped_of_its_streams():
     assert delivery_check([blocks, direct]).verdict == "ok"
     assert delivery_check([blocks, blocks, blocks]).verdict == "differs"
     assert "least grouped of 2 streams" in delivery_check([blocks, direct]).measured
+
+
+def test_probe_first_chunk_is_the_chunk_shapes_rule():
+    """The probe's first-chunk check on a real recorded stream, then on the same stream with null content."""
+    from verify.probe.checks import first_chunk_check
+    stream = next(iter(_record("chunk-shapes")["streams"].values()))
+    assert first_chunk_check(stream).verdict == "ok"
+    line = next(i for i in stream["lines"] if i["line"].startswith("data: {"))
+    chunk = json.loads(line["line"][6:])
+    chunk["choices"][0]["delta"]["content"] = None
+    line["line"] = "data: " + json.dumps(chunk)
+    assert first_chunk_check(stream).verdict == "differs"
+    assert first_chunk_check({"capture": "sse", "lines": []}).verdict == "differs"

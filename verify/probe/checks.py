@@ -12,8 +12,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from verify.jobs.streaming import proxy_buffering
-from verify.measure import transcript
+from verify.job import CONFIRMED
+from verify.jobs.streaming import chunk_shapes, proxy_buffering
+from verify.jobs.streaming._cancellation import STOP_TOLERANCE_S
+from verify.measure import metrics, transcript
 
 OK, DIFFERS, UNKNOWN = "ok", "differs", "unknown"
 COUNTING_PROMPT = "Count from 1 to 200, separated by spaces."
@@ -23,8 +25,8 @@ LENGTH_TOKENS = 8
 STOP_TOKENS_LIMIT = 200
 CANCEL_TOKENS = 400
 LEAVE_AFTER_S = 1.0
-# How long the engine gets to notice a client that left (the site's cancellation tolerance).
-CANCEL_TOLERANCE_S = 2.0
+# How long the engine gets to notice a client that left: the site's own cancellation tolerance.
+CANCEL_TOLERANCE_S = STOP_TOLERANCE_S
 # A client that was not scheduled in time also reads events in clumps, for one stream; a
 # buffering proxy groups every stream. So a grouped stream is asked again, up to this many in
 # all, and the verdict comes from the least grouped one.
@@ -78,9 +80,13 @@ def delivery_check(streams: list[dict]) -> Check:
 
 
 def first_chunk_check(stream: dict) -> Check:
+    """The chunk-shapes job's own rule, on this one stream."""
     chunks = _choice_chunks(stream["lines"])
     delta = chunks[0]["choices"][0].get("delta", {}) if chunks else {}
-    ok = delta.get("role") == "assistant" and delta.get("content") == ""
+    try:
+        ok = chunk_shapes.decide_first({"streams": {"probe": stream}}).verdict == CONFIRMED
+    except (StopIteration, LookupError, TypeError):  # no chunk, or none that finishes
+        ok = False
     return Check("first-chunk", "Does the first chunk carry the role and an empty string?", OK if ok else DIFFERS,
                  f"role {delta.get('role')!r}, content {delta.get('content', '<absent>')!r}",
                  "streaming/#claim-chunk-shapes--first-chunk-role")
@@ -149,7 +155,6 @@ def _read_metrics(base: str) -> dict:
     import httpx
 
     from verify.errors import VerifyError
-    from verify.measure import metrics
     try:
         return metrics.read(base)
     except (httpx.HTTPError, ValueError) as e:

@@ -24,9 +24,10 @@ def collect(ctx) -> dict:
     from pathlib import Path
 
     from verify.paths import ROOT
-    # The probe runs in a child process: its code is declared here, on its behalf. (The thresholds it
-    # borrows from the proxy-buffering job change that job's record, and show in this one's next run.)
-    for module in sorted((ROOT / "verify" / "probe").glob("*.py")):
+    # The probe runs in a child process: every project module it loads (its own, and the rules and
+    # helpers it borrows from other jobs) is declared here, on its behalf, so editing any of them
+    # makes this record stale.
+    for module in _probe_modules(ROOT):
         ctx.inputs.declare(module)
     script = ctx.snippet_path(SNIPPET)
     proxy = ctx.proxy(SETUP)
@@ -40,6 +41,17 @@ def collect(ctx) -> dict:
                     "error": None if record else (done.stderr.strip().splitlines() or ["no report"])[-1],
                     "lines": done.stdout.splitlines()},
             "stderr": done.stderr.splitlines(), "report": record}
+
+
+def _probe_modules(root) -> list:
+    import subprocess
+    import sys
+    from pathlib import Path
+    listing = ("import sys, verify.probe.run; print('\\n'.join(sorted(m.__file__ for n, m in sys.modules.items() "
+               "if n.split('.')[0] == 'verify' and getattr(m, '__file__', None))))")
+    done = subprocess.run([sys.executable, "-c", listing], cwd=root, capture_output=True, text=True, timeout=60,
+                          check=True)
+    return [Path(line) for line in done.stdout.splitlines() if line]
 
 
 def _checks(d) -> dict:
