@@ -218,6 +218,21 @@ def test_notebook_page_renders(page, served):
     assert "server version:" in page.content()
 
 
+def _build_edited(tmp_path, page: str, edit, *flags) -> subprocess.CompletedProcess:
+    """`mkdocs build` with the given flags, on a copy of docs/ where one page was edited."""
+    docs = tmp_path / "docs"
+    shutil.copytree(ROOT / "docs", docs)
+    (docs / page).write_text(edit((docs / page).read_text()))
+    config = (ROOT / "mkdocs.yml").read_text()
+    config = config.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
+        "  - verify/site/hook.py", f"  - {ROOT / 'verify' / 'site' / 'hook.py'}").replace(
+        "base_path: [snippets]", f"base_path: [{ROOT / 'snippets'}]")
+    (tmp_path / "mkdocs.yml").write_text(config)
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", *flags, "-f", str(tmp_path / "mkdocs.yml"),
+                           "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, cwd=tmp_path)
+
+
 @pytest.mark.parametrize("breakage", [
     ("[gone](no-such-page.md)", "no-such-page.md"),
     ("[gone](streaming.md#no-such-anchor)", "no-such-anchor"),
@@ -225,19 +240,47 @@ def test_notebook_page_renders(page, served):
 ], ids=["link", "anchor", "snippet"])
 def test_strict_build_fails_on_a_broken_link_anchor_or_snippet(tmp_path, breakage):
     text, named = breakage
-    docs = tmp_path / "docs"
-    shutil.copytree(ROOT / "docs", docs)
-    (docs / "lifecycle.md").write_text((docs / "lifecycle.md").read_text() + "\n\n" + text + "\n")
-    config = (ROOT / "mkdocs.yml").read_text()
-    config = config.replace("docs_dir: docs", f"docs_dir: {docs}").replace(
-        "  - verify/site/hook.py", f"  - {ROOT / 'verify' / 'site' / 'hook.py'}").replace(
-        "base_path: [snippets]", f"base_path: [{ROOT / 'snippets'}]")
-    (tmp_path / "mkdocs.yml").write_text(config)
-    r = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),
-                        "-d", str(tmp_path / "site")], capture_output=True, text=True, timeout=300,
-                       env={**os.environ, "NO_MKDOCS_2_WARNING": "1"}, cwd=tmp_path)
+    r = _build_edited(tmp_path, "lifecycle.md", lambda md: md + "\n\n" + text + "\n", "--strict")
     assert r.returncode != 0
     assert named in r.stderr + r.stdout
+
+
+@pytest.mark.parametrize("flags", [["-q"], [], ["--strict", "-q"]], ids=["quiet", "plain", "strict-quiet"])
+def test_a_page_that_contradicts_its_evidence_fails_every_build(tmp_path, flags):
+    """A flipped expectation on a real page: no flag lets the build publish it."""
+    flip = 'claim("kv-sizing.size-from-memory", expect="confirmed")'
+
+    def contradict(md):
+        assert flip in md
+        return md.replace(flip, flip.replace("confirmed", "refuted"))
+    r = _build_edited(tmp_path, "kv-cache.md", contradict, *flags)
+    assert r.returncode != 0
+    assert "contradict their evidence" in r.stderr and "kv-sizing.size-from-memory" in r.stderr
+    assert not (tmp_path / "site" / "kv-cache" / "index.html").exists()
+    assert "Traceback" not in r.stderr
+
+
+def test_a_broken_record_fails_the_build_in_one_line(tmp_path, monkeypatch):
+    """A cut-short record raises one line naming the file; the hook turns it into a build error, not a traceback."""
+    from mkdocs.exceptions import PluginError
+
+    from verify.errors import VerifyError
+    from verify.evidence import store
+    from verify.site import hook
+    whole = (ROOT / "docs" / "evidence" / "kv-sizing" / "cpu.json").read_text()
+    for broken in (whole[:300], '{"job": "kv-sizing"}', "[]"):
+        (tmp_path / "kv-sizing").mkdir(exist_ok=True)
+        (tmp_path / "kv-sizing" / "cpu.json").write_text(broken)
+        with pytest.raises(VerifyError) as e:
+            store.load("kv-sizing", "cpu", tmp_path)
+        assert "kv-sizing/cpu.json" in e.value.message and "\n" not in e.value.message
+
+    def read_broken(*_):
+        store.load("kv-sizing", "cpu", tmp_path)
+    monkeypatch.setattr(hook, "render_page", read_broken)
+    page = type("Page", (), {"file": type("File", (), {"src_path": "kv-cache.md"})()})()
+    with pytest.raises(PluginError, match="kv-sizing/cpu.json"):
+        hook.on_page_markdown("", page, {}, None)
 
 
 def test_status_page_links_land_on_their_claims(site):

@@ -126,8 +126,12 @@ def changed(recorded: dict[str, str] | None, job, profile) -> list[str]:
     for label, value in recorded.items():
         if label in now:
             continue
-        if label.startswith(("verify/jobs/", "verify/measure/", "server command", "offline engine")):
-            out.append(label + " (no longer used)")  # a code or engine input the job no longer has
+        # A code file the job stopped importing needs no rule here: the file that imported it changed.
+        # Code a job declares (what a child process it starts loads) is compared like any opened file.
+        if label.startswith(("server command", "offline engine")):
+            out.append(label + " (no longer used)")  # an engine the job no longer runs on
+        elif not (ROOT / label).is_file():
+            out.append(label + " (gone)")
         elif file_hash(ROOT / label) != value:
             out.append(label)
     return out

@@ -91,15 +91,24 @@ def save(record: dict, root: Path | None = None) -> Path:
     return path
 
 
+# What every record holds; a file without them was cut short or written by something else.
+RECORD_KEYS = ("job", "profile", "claims", "data", "inputs", "provenance")
+
+
 def load(job_id: str, profile: str, root: Path | None = None) -> dict | None:
     path = record_path(job_id, profile, root)
+    from verify.errors import VerifyError
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        raw = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return None
     except ValueError as e:
-        from verify.errors import VerifyError
         raise VerifyError(f"evidence file {path} is not valid JSON ({e})") from None
+    missing = [k for k in RECORD_KEYS if k not in raw] if isinstance(raw, dict) else list(RECORD_KEYS)
+    if missing:
+        raise VerifyError(f"evidence file {path} is not a whole record (missing: {', '.join(missing)}); "
+                          f"restore it with git or run: verify run {job_id}")
+    return raw
 
 
 def profiles_recorded(job_id: str, root: Path | None = None) -> list[str]:

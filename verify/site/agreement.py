@@ -16,6 +16,11 @@ from verify.live.profiles import get_profile
 from verify.registry import find_claim
 
 
+class Contradiction(str):
+    """A problem that is not about freshness: the page asserts a verdict its evidence does not hold.
+    Every build fails on it, whatever its flags; stale or missing evidence only warns."""
+
+
 @dataclass(frozen=True)
 class ClaimState:
     claim_id: str
@@ -41,8 +46,8 @@ class ClaimState:
             from verify.live.profiles import DEFAULT_PROFILE
             fix = ("correct the prose" if self.profile == DEFAULT_PROFILE else
                    f"the pages describe the {DEFAULT_PROFILE} profile; say if this release differs")
-            return (f"page says claim {self.claim_id!r} is {expect}, but the {self.profile} evidence says "
-                    f"{self.verdict}: {self.because} -- {fix}")
+            return Contradiction(f"page says claim {self.claim_id!r} is {expect}, but the {self.profile} evidence "
+                                 f"says {self.verdict}: {self.because} -- {fix}")
         return None
 
 

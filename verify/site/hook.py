@@ -2,23 +2,47 @@
 
 The same renderer writes the tree other generators build (`verify render`); this
 hook only lets `mkdocs build` and `mkdocs serve` render from docs/ directly.
-Problems (missing, stale or contradicted evidence) are logged as warnings, so
-`mkdocs build --strict` fails on them.
+Stale or missing evidence is logged as a warning, so `mkdocs build --strict`
+fails on it. A page that contradicts its evidence, or a record that cannot be
+read, fails every build, whatever its flags (`-q` hides warnings; it must not
+hide a contradiction).
 """
 
 from __future__ import annotations
 
 import logging
 
+from mkdocs.exceptions import PluginError
+
+from verify.errors import VerifyError
 from verify.site import agreement
 from verify.site.render import render_page
 
 log = logging.getLogger("mkdocs.plugins.verify")
+_contradictions: list[str] = []
 
 
 def on_pre_build(config):
     agreement.forget()  # `mkdocs serve` rebuilds in one process: read records afresh
+    _contradictions.clear()
+
+
+def _report(problem: str) -> None:
+    if isinstance(problem, agreement.Contradiction):
+        _contradictions.append(problem)
+    log.warning("%s", problem)
 
 
 def on_page_markdown(markdown, page, config, files):
-    return render_page(page.file.src_path, markdown, lambda problem: log.warning("%s", problem))
+    try:
+        return render_page(page.file.src_path, markdown, _report)
+    except VerifyError as e:
+        raise PluginError(e.message) from None
+
+
+def on_env(env, config, files):
+    # After every page was rendered, before any is written: all contradictions at once, no site.
+    if _contradictions:
+        raise PluginError(f"{len(_contradictions)} claim(s) on the pages contradict their evidence; "
+                          f"first: {_contradictions[0]}")
+    return env

@@ -60,7 +60,7 @@ def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str
     main = agreement.claim_state(claim_id, DEFAULT_PROFILE)
     problem = main.problem(expect) if DEFAULT_PROFILE in job.profiles else None
     if problem:
-        warn(f"{src}: {problem}")
+        warn(type(problem)(f"{src}: {problem}"))  # keeps the kind of problem (a Contradiction stays one)
     across = releases.verdicts_across(claim_id)
     changed = len({r.verdict for r in across}) > 1
     return html.claim_box(claim, expect, main, states, prefix, releases.since(across), changed)
