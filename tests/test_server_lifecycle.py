@@ -174,13 +174,18 @@ def test_e2e_streams_a_real_completion(live_server):
     client = OpenAI(base_url=live_server.api, api_key="EMPTY", max_retries=0)
     pieces = []
     finish = None
+    usage = None
     for chunk in client.chat.completions.create(model="chat", stream=True, max_tokens=30, temperature=0,
+                                                stream_options={"include_usage": True},
                                                 messages=[{"role": "user", "content": "Name a colour."}]):
+        usage = chunk.usage or usage
         if chunk.choices and chunk.choices[0].delta.content:
             pieces.append(chunk.choices[0].delta.content)
         if chunk.choices and chunk.choices[0].finish_reason:
             finish = chunk.choices[0].finish_reason
     assert len(pieces) >= 2 and "".join(pieces).strip()
-    assert finish in ("stop", "length")
+    # "length" exactly when all 30 tokens were used; a piece per token at most.
+    assert finish == ("length" if usage.completion_tokens == 30 else "stop"), (finish, usage)
+    assert len(pieces) <= usage.completion_tokens
     assert httpx.get(live_server.url + "/version").json()["version"]
 

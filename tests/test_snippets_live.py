@@ -55,7 +55,10 @@ def test_usage_snippet_shows_usage_only_when_asked(base_env):
 def test_safe_stream_reports_finish_reason(base_env):
     out = run_snippet(SNIPPETS / "streaming" / "safe_stream.py", base_env)
     assert out.returncode == 0, out.stderr
-    assert "finish_reason: stop" in out.stdout or "finish_reason: length" in out.stdout
+    # The reason must match the count: "length" exactly when the answer used all 50 tokens it was allowed.
+    import re
+    reason, used = re.search(r"finish_reason: (\w+) \| usage: .*completion_tokens=(\d+)", out.stdout).groups()
+    assert reason == ("length" if int(used) == 50 else "stop"), out.stdout
 
 
 def test_client_settings_has_no_retries(base_env):

@@ -53,6 +53,7 @@ def _each(getters: dict[str, Callable[[dict], float]]) -> Callable[[dict], dict[
             if math.isfinite(value):
                 out[name] = value
         return out
+    extract.names = tuple(getters)  # every figure it can give: a complete record must give them all
     return extract
 
 
@@ -192,7 +193,7 @@ KV_RESERVATION = _each({
         lambda d: _blocks_held(d, d["large"]["readings"][-1][1]),
     # The small request's last reading comes after it finished, its blocks already freed.
     "most blocks held, max_tokens just large enough":
-        lambda d: max(_blocks_held(d, u) for _, u in d["small"]["readings"][:-1]),
+        lambda d: max(_blocks_held(d, r[1]) for r in d["small"]["readings"][:-1]),
 })
 
 
