@@ -24,12 +24,23 @@ CPU = get_profile("cpu")
 
 
 def test_job_ids_name_modules_evidence_and_claims():
+    """One identifier finds everything: verify/jobs/<page>/<job_id>.py, docs/evidence/<job_id>/cpu.json
+    and the claims <job_id>.<name>, each of which exists."""
+    from pathlib import Path
     jobs = all_jobs()
     assert len(jobs) >= 10
+    claim_ids = [c.id for job in jobs.values() for c in job.claims]
+    assert len(claim_ids) == len(set(claim_ids)), "two claims share an id"
     for job_id, job in jobs.items():
-        assert job.module_file.endswith(job_id.replace("-", "_") + ".py")
+        module = Path(job.module_file)
+        assert module.is_file() and module.stem == job_id.replace("-", "_"), job.module_file
+        assert module.parent.parent.name == "jobs" and module.parent.parent.parent.name == "verify"
+        assert job.claims, f"{job_id} checks nothing"
         assert all(c.id.startswith(job_id + ".") or c.id == job_id for c in job.claims)
-        assert evidence.record_path(job_id, "cpu") == EVIDENCE / job_id / "cpu.json"
+        record = evidence.load(job_id, "cpu")
+        assert record is not None and record["job"] == job_id, f"{job_id}: no committed cpu record of its own"
+        assert set(record["claims"]) == {c.id for c in job.claims}, f"{job_id}: the record decides other claims"
+        assert job.pages, f"{job_id} is on no page"
         for page in job.pages:
             assert (DOCS / page).is_file(), f"{job_id} names a page that does not exist: {page}"
 

@@ -54,11 +54,25 @@ def test_every_job_with_figures_is_a_registered_job():
     assert set(FIGURES) <= set(all_jobs())
 
 
+def _named_tolerances() -> dict[str, float]:
+    """Every tolerance constant a figure may use: the module's own, and the jobs' thresholds it borrows."""
+    from verify.jobs.prefill_decode import bench_agreement
+    return {"TIMING_TOLERANCE": figures_module.TIMING_TOLERANCE, "EXACT": figures_module.EXACT,
+            "TTFT_AGREEMENT": bench_agreement.TTFT_AGREEMENT}
+
+
 @pytest.mark.parametrize("job_id", JOBS)
 def test_each_job_says_why_its_tolerance(job_id):
+    """A tolerance is a named constant, and the reason given names it (or says the figures are exact):
+    a number typed into one job's entry, or a reason that names another constant, fails here."""
     f = FIGURES[job_id]
     assert 0 <= f.tolerance < 1
-    assert f.why.strip()
+    named = [name for name, value in _named_tolerances().items() if value == f.tolerance]
+    assert named, f"{job_id}: tolerance {f.tolerance} is no named constant"
+    if f.tolerance == figures_module.EXACT:
+        assert "exact" in f.why, f"{job_id}: an exact figure's reason does not say it is exact"
+    else:
+        assert any(name in f.why for name in named), f"{job_id}: the reason names none of {named}: {f.why!r}"
 
 
 @pytest.mark.parametrize("job_id", JOBS)
@@ -194,10 +208,25 @@ def test_damage_anywhere_in_a_capture_never_raises(job_id):
             parent[path[-1]] = replacement
         got = figures_of(job_id, damaged)
         assert isinstance(got, dict) and all(math.isfinite(v) for v in got.values()), (path, got)
+        # Damage never makes up a figure the job does not declare.
+        assert set(got) <= set(FIGURES[job_id].extract.names), (path, got)
 
 
 def test_the_module_names_its_tolerances():
-    assert figures_module.TIMING_TOLERANCE > 0 and figures_module.EXACT == 0
+    """Timings get a tolerance, counts none, and the jobs use both kinds."""
+    assert 0 < figures_module.TIMING_TOLERANCE < 1 and figures_module.EXACT == 0
+    assert TIMED and EXACT
+
+
+@pytest.mark.parametrize("error", figures_module._FAILED)
+def test_a_figure_that_cannot_be_read_is_left_out_and_the_rest_kept(error, monkeypatch):
+    """The guards themselves: a getter that fails drops its own figure, an extractor that fails gives {}."""
+    def fails(_):
+        raise error("damaged") if error is not StopIteration else error()
+    extract = figures_module._each({"kept": lambda d: 2.0, "dropped": fails, "not finite": lambda d: float("nan")})
+    assert extract({}) == {"kept": 2.0}
+    monkeypatch.setitem(FIGURES, "billing", Figures(fails, 0.0, "exact"))
+    assert figures_of("billing", {}) == {}
 
 
 def test_a_batch_that_did_not_run_loses_only_its_own_figure():

