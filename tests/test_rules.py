@@ -414,3 +414,15 @@ def test_probe_first_chunk_is_the_chunk_shapes_rule():
     line["line"] = "data: " + json.dumps(chunk)
     assert first_chunk_check(stream).verdict == "differs"
     assert first_chunk_check({"capture": "sse", "lines": []}).verdict == "differs"
+
+
+def test_server_ttft_needs_one_observation_of_each_histogram_per_trial():
+    """ttft-clocks: a histogram that did not move is not a 0 s queue or prefill."""
+    data = _record("ttft-clocks")
+    for trial in data["trials"]:
+        del trial["histograms"]["vllm:request_queue_time_seconds_count"]
+        trial["histograms"].pop("vllm:request_queue_time_seconds_sum", None)
+    assert _verdict("ttft-clocks", "covers-queue-and-prefill", data)["verdict"] == "inconclusive"
+    data = _record("ttft-clocks")
+    data["trials"][0]["histograms"]["vllm:time_to_first_token_seconds_count"] = 2.0
+    assert _verdict("ttft-clocks", "server-shorter", data)["verdict"] == "inconclusive"

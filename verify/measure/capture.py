@@ -57,12 +57,12 @@ def results(kind: str, received: Sized, *, statuses: Iterable[int | None] = (), 
     """A batch of results (answers, outputs, token ids): one event per result received.
 
     statuses: the HTTP status of each request in the batch; the capture carries the first
-    that is not 2xx (or None when a request got no answer), else 200."""
+    that is not 2xx (or None when a request got no answer), else the first request's."""
     out = {"capture": kind, "events": len(received), "error": error}
     statuses = list(statuses)
     if statuses:
         bad = [s for s in statuses if s is None or not 200 <= s < 300]
-        out["status"] = bad[0] if bad else 200
+        out["status"] = bad[0] if bad else statuses[0]
         if bad and bad[0] is None and not error:
             out["error"] = "a request of the batch got no answer"
     return {**out, **fields}

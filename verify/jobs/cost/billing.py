@@ -28,16 +28,20 @@ def _counters(server_url: str) -> dict:
 
 
 def _around(ctx, call) -> dict:
+    """call() makes one request and returns its capture; the engine's counters are read around it."""
     from verify.measure import metrics
     metrics.wait_idle(ctx.server.url)
     before = _counters(ctx.server.url)
     result = call()
     metrics.wait_idle(ctx.server.url)
     after = _counters(ctx.server.url)
-    # status: what the request answered (the snippet's client raises on an error status);
-    # events: the choices that came back.
-    return {"capture": "request", "status": 200, **result, "events": len(result.get("finish_reasons") or []),
-            "engine": {k.removeprefix("vllm:"): after[k] - before[k] for k in after}}
+    return {**result, "engine": {k.removeprefix("vllm:"): after[k] - before[k] for k in after}}
+
+
+def _billed(usage: dict) -> dict:
+    """The snippet's answer (its client raises on an error status, so it gives no status): one event per choice."""
+    from verify.measure import capture
+    return capture.results("request", usage["finish_reasons"], **usage)
 
 
 def collect(ctx) -> dict:
@@ -51,10 +55,10 @@ def collect(ctx) -> dict:
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
     question = [{"role": "user", "content": "Name three colours."}]
     data = {"max_model_len": client.models.list().data[0].model_extra.get("max_model_len")}
-    data["n1"] = _around(ctx, lambda: snippet.billed(client, question, max_tokens=MAX_TOKENS, temperature=0.8,
-                                                     extra_body={"ignore_eos": True}))
-    data["n3"] = _around(ctx, lambda: snippet.billed(client, question, max_tokens=MAX_TOKENS, temperature=0.8, n=N,
-                                                     extra_body={"ignore_eos": True}))
+    data["n1"] = _around(ctx, lambda: _billed(snippet.billed(client, question, max_tokens=MAX_TOKENS,
+                                                              temperature=0.8, extra_body={"ignore_eos": True})))
+    data["n3"] = _around(ctx, lambda: _billed(snippet.billed(client, question, max_tokens=MAX_TOKENS,
+                                                              temperature=0.8, n=N, extra_body={"ignore_eos": True})))
     with httpx.Client(timeout=300) as http:
         plain = exact_prompt(ctx.server.url, http, 40)
         long_text = exact_prompt(ctx.server.url, http, NEAR_CONTEXT_END - 40)  # the chat template adds its share
@@ -65,18 +69,22 @@ def collect(ctx) -> dict:
                                                       "messages": [{"role": "user", "content": long_text}]})))
         repeated = uuid.uuid4().hex[:8] + " " + exact_prompt(ctx.server.url, http, REPEATED_PROMPT_TOKENS)
         messages = [{"role": "user", "content": repeated}]
-        data["repeat_first"] = _around(ctx, lambda: snippet.billed(client, messages, max_tokens=1))
-        data["repeat_second"] = _around(ctx, lambda: snippet.billed(client, messages, max_tokens=1))
+        data["repeat_first"] = _around(ctx, lambda: _billed(snippet.billed(client, messages, max_tokens=1)))
+        data["repeat_second"] = _around(ctx, lambda: _billed(snippet.billed(client, messages, max_tokens=1)))
     client.close()
     return data
 
 
 def _usage(r) -> dict:
-    body = r.json()
-    if r.status_code != 200:
-        return {"status": r.status_code, "error": str(body)[:200]}
-    return {"prompt_tokens": body["usage"]["prompt_tokens"], "completion_tokens": body["usage"]["completion_tokens"],
-            "finish_reasons": [c["finish_reason"] for c in body["choices"]]}
+    """One answer of the raw HTTP client: its status and body come from the response."""
+    from verify.measure import capture
+    body = capture.body(r)
+    if r.status_code != 200 or not isinstance(body, dict):
+        # An error status, or an answer that is no JSON object: a failed capture, with what it said.
+        return capture.response(r, error=str(body if body is not None else r.text)[:200])
+    return capture.response(r, prompt_tokens=body["usage"]["prompt_tokens"],
+                            completion_tokens=body["usage"]["completion_tokens"],
+                            finish_reasons=[c["finish_reason"] for c in body["choices"]])
 
 
 def decide_n(d):

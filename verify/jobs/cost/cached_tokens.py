@@ -20,7 +20,7 @@ def collect(ctx) -> dict:
     import httpx
     from openai import OpenAI
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     from verify.measure.prompts import exact_prompt
     snippet = ctx.snippet(SNIPPET)
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
@@ -34,9 +34,9 @@ def collect(ctx) -> dict:
         usage = snippet.billed(client, messages, max_tokens=1)
         metrics.wait_idle(ctx.server.url)
         hits = metrics.read_all(ctx.server.url)["vllm:prefix_cache_hits_total"] - before
-        # The snippet's client raises on an error status; events: the choices that came back.
-        out[name] = {"capture": "request", "status": 200, **usage, "events": len(usage["finish_reasons"]),
-                     "engine_hits": hits}
+        # One event per choice that came back (the snippet's client raises on an error status, and
+        # gives no status to record).
+        out[name] = capture.results("request", usage["finish_reasons"], **usage, engine_hits=hits)
     client.close()
     return out
 

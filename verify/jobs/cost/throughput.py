@@ -31,23 +31,24 @@ def _batch(ctx, concurrency: int) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     metrics.wait_idle(ctx.server.url)
     body = {"model": "chat", "prompt": "Once upon a time", "max_tokens": MAX_TOKENS, "temperature": 0,
             "ignore_eos": True}
 
     def one(_):
         r = httpx.post(ctx.base_url + "/completions", json=body, timeout=300)
-        return r.status_code, (r.json().get("usage") or {}).get("completion_tokens", 0) if r.status_code == 200 else 0
+        answer = (capture.body(r) or {}) if r.status_code == 200 else {}
+        return r.status_code, (answer.get("usage") or {}).get("completion_tokens") or 0
 
     t0 = time.perf_counter()
     with ThreadPoolExecutor(concurrency) as pool:
         results = list(pool.map(one, range(concurrency)))
     seconds = time.perf_counter() - t0
-    bad = [s for s, _ in results if s != 200]
     tokens = sum(n for _, n in results)
-    return {"capture": "requests", "status": bad[0] if bad else 200, "events": len(results),
-            "concurrency": concurrency, "tokens": tokens, "seconds": round(seconds, 3)}
+    # One event per answer that generated tokens; the status is the first of the batch that is not 2xx.
+    return capture.results("requests", [n for _, n in results if n], statuses=[s for s, _ in results],
+                           concurrency=concurrency, tokens=tokens, seconds=round(seconds, 3))
 
 
 def collect(ctx) -> dict:

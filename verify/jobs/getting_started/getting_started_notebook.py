@@ -25,6 +25,8 @@ def collect(ctx) -> dict:
 
     import nbformat
     from nbclient import NotebookClient
+
+    from verify.measure import capture
     source = ctx.snippet_path(SOURCE)
     # The kernel (another process) imports this snippet; it is declared here on the kernel's behalf.
     ctx.snippet_path(IMPORTED_BY_NOTEBOOK)
@@ -46,8 +48,9 @@ def collect(ctx) -> dict:
     # A cell that could not reach the server measured nothing: the run is a failed capture.
     unreachable = [o["text"] for c in cells for o in c["outputs"]
                    if o["type"] == "error" and any(name in o["text"] for name in CONNECTION_ERRORS)]
-    return {"run": {"capture": "notebook", "events": sum(1 for c in cells if c["outputs"]),
-                    "error": unreachable[0] if unreachable else None},
+    # One event per code cell that printed something.
+    return {"run": capture.results("notebook", [c for c in cells if c["outputs"]],
+                                   error=unreachable[0] if unreachable else None),
             "executed": json.loads(nbformat.writes(nb)), "code_cells": cells}
 
 

@@ -21,7 +21,7 @@ def collect(ctx) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     from verify.measure.prompts import exact_prompt
     salt_a, salt_b = uuid.uuid4().hex, uuid.uuid4().hex
     extra = {CASES[0]: {"cache_salt": salt_a}, CASES[1]: {"cache_salt": salt_a}, CASES[2]: {"cache_salt": salt_b},
@@ -38,11 +38,11 @@ def collect(ctx) -> dict:
                                                                  "temperature": 0, **extra[case]})
             metrics.wait_idle(ctx.server.url)
             queried_after, hit_after = counters(ctx.server.url)
-            body = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
-            out[case] = {"capture": "request", "status": r.status_code, "events": 1,
-                         "prompt_tokens": (body.get("usage") or {}).get("prompt_tokens"),
-                         "prompt_logprobs_returned": bool((body.get("choices") or [{}])[0].get("prompt_logprobs")),
-                         "queries": queried_after - queried, "hits": hit_after - hit}
+            body = capture.body(r) or {}
+            out[case] = capture.response(r, prompt_tokens=(body.get("usage") or {}).get("prompt_tokens"),
+                                         prompt_logprobs_returned=bool((body.get("choices") or [{}])[0]
+                                                                       .get("prompt_logprobs")),
+                                         queries=queried_after - queried, hits=hit_after - hit)
     return {"cases": out}
 
 

@@ -21,14 +21,14 @@ def _batch(ctx, prompts, at_once: int) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     metrics.wait_idle(ctx.server.url)
     before = metrics.read_all(ctx.server.url)
 
     def one(prompt):
         r = httpx.post(ctx.base_url + "/completions", json={"model": "chat", "prompt": prompt, "max_tokens": MAX_TOKENS,
                                                              "temperature": 0, "ignore_eos": True}, timeout=600)
-        body = r.json() if r.status_code == 200 else {}
+        body = (capture.body(r) or {}) if r.status_code == 200 else {}
         choice = (body.get("choices") or [{}])[0]
         return {"status": r.status_code, "text": choice.get("text"), "finish_reason": choice.get("finish_reason"),
                 "completion_tokens": (body.get("usage") or {}).get("completion_tokens")}
@@ -37,10 +37,11 @@ def _batch(ctx, prompts, at_once: int) -> dict:
         results = list(pool.map(one, prompts))
     metrics.wait_idle(ctx.server.url)
     after = metrics.read_all(ctx.server.url)
-    bad = [r["status"] for r in results if r["status"] != 200]
-    return {"capture": "requests", "status": bad[0] if bad else 200, "events": len(results), "results": results,
-            "preemptions": after.get("vllm:num_preemptions_total", 0) - before.get("vllm:num_preemptions_total", 0),
-            "prompt_tokens": after.get("vllm:prompt_tokens_total", 0) - before.get("vllm:prompt_tokens_total", 0)}
+    # One event per answer that came back with text; the status is the first of the batch that is not 2xx.
+    return capture.results(
+        "requests", [r for r in results if r["text"]], statuses=[r["status"] for r in results], results=results,
+        preemptions=after.get("vllm:num_preemptions_total", 0) - before.get("vllm:num_preemptions_total", 0),
+        prompt_tokens=after.get("vllm:prompt_tokens_total", 0) - before.get("vllm:prompt_tokens_total", 0))
 
 
 def collect(ctx) -> dict:

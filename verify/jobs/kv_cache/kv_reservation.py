@@ -33,7 +33,7 @@ def _follow(ctx, max_tokens: int) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     metrics.wait_idle(ctx.server.url)
     body = {"model": "chat", "messages": [{"role": "user", "content": PROMPT}], "max_tokens": max_tokens,
             "temperature": 0, "stream": True, "ignore_eos": True, "stream_options": {"include_usage": True}}
@@ -61,8 +61,9 @@ def _follow(ctx, max_tokens: int) -> dict:
                     break  # leave: the engine aborts the rest
     except httpx.HTTPError as e:
         error = f"{type(e).__name__}: {e}"
-    return {"capture": "usage-readings", "status": status, "error": error, "events": len(readings),
-            "max_tokens": max_tokens, "prompt_tokens": prompt_tokens, "readings": readings}
+    # One event per reading taken; the status is the stream's (None when it never opened).
+    return capture.results("usage-readings", readings, statuses=[status], error=error, max_tokens=max_tokens,
+                           prompt_tokens=prompt_tokens, readings=readings)
 
 
 def collect(ctx) -> dict:

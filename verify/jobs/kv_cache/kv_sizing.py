@@ -28,6 +28,7 @@ def collect(ctx) -> dict:
     import json
     from pathlib import Path
 
+    from verify.measure import capture
     server = ctx.server
     labels = ctx.snippet(SNIPPET).cache_config(server.url)  # the page's own snippet
     log = server.log_since(0) if server.managed else []
@@ -37,8 +38,11 @@ def collect(ctx) -> dict:
     model_dir = Path(argv[argv.index("--model") + 1]) if "--model" in argv else None
     config = json.loads((model_dir / "config.json").read_text()) if model_dir else None
     dtype = argv[argv.index("--dtype") + 1] if "--dtype" in argv else None
-    return {"report": {"capture": "startup-log", "error": None if complete else "no KV cache report in the server log "
-                       "(an external server's log is not ours to read)", "lines": report},
+    # One event per report line found (kept as "lines", which capture.log cannot carry); a report that
+    # lacks its size or its concurrency line is a failed capture.
+    return {"report": capture.results("startup-log", report, lines=report,
+                                      error=None if complete else "no KV cache report in the server log (an "
+                                      "external server's log is not ours to read)"),
             "cache_config": labels, "command": [a for a in argv[1:] if a != str(model_dir)],
             "model_config": {k: config.get(k) for k in ("num_hidden_layers", "num_key_value_heads",
                                                        "num_attention_heads", "hidden_size", "head_dim")}

@@ -23,7 +23,7 @@ def collect(ctx) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     from verify.measure.prompts import exact_prompt
     with httpx.Client(timeout=120) as client:
         block = next(k for k in metrics.read_all(ctx.server.url) if k.startswith("vllm:cache_config_info"))
@@ -39,10 +39,14 @@ def collect(ctx) -> dict:
         body = {"model": "chat", "prompt": prompts[i], "max_tokens": MAX_TOKENS[i], "temperature": 0,
                 "ignore_eos": True, "cache_salt": salt}
         start = time.perf_counter() - sampler.t0
-        r = httpx.post(ctx.base_url + "/completions", json=body, timeout=300)
-        results[i] = {"capture": "request", "status": r.status_code, "events": 1,
-                      "started_s": round(start, 3), "ended_s": round(time.perf_counter() - sampler.t0, 3),
-                      "usage": r.json().get("usage") if r.status_code == 200 else None}
+        try:
+            r = httpx.post(ctx.base_url + "/completions", json=body, timeout=300)
+        except httpx.HTTPError as e:  # no answer: a failed capture, not a request missing from the record
+            results[i] = capture.no_response("request", e, started_s=round(start, 3),
+                                             ended_s=round(time.perf_counter() - sampler.t0, 3), usage=None)
+            return
+        results[i] = capture.response(r, started_s=round(start, 3), ended_s=round(time.perf_counter() - sampler.t0, 3),
+                                      usage=(capture.body(r) or {}).get("usage") if r.status_code == 200 else None)
 
     threads = []
     for i in range(len(MAX_TOKENS)):
@@ -61,8 +65,8 @@ def collect(ctx) -> dict:
     after = metrics.read_all(ctx.server.url)
     return {"num_blocks": num_blocks, "requests": results, "samples": sampler.samples,
             "usage_after": sampler.samples[-1]["kv_cache_usage_perc"],
-            "again": {"capture": "request", "status": again.status_code, "events": 1,
-                      "hits": after.get("vllm:prefix_cache_hits_total", 0) - before.get("vllm:prefix_cache_hits_total", 0)}}
+            "again": capture.response(again, hits=after.get("vllm:prefix_cache_hits_total", 0)
+                                      - before.get("vllm:prefix_cache_hits_total", 0))}
 
 
 def _blocks(d, usage) -> int:

@@ -30,7 +30,7 @@ def _one(ctx, client, prompt: str, salt: str) -> dict:
     import json
     import time
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     counters = ctx.snippet(SNIPPET).prefix_counters  # the page's own snippet reads the counters
     metrics.wait_idle(ctx.server.url)
     queried, hit = counters(ctx.server.url)
@@ -51,9 +51,10 @@ def _one(ctx, client, prompt: str, salt: str) -> dict:
                 text.append(chunk["choices"][0]["text"])
     metrics.wait_idle(ctx.server.url)
     queried_after, hit_after = counters(ctx.server.url)
-    return {"capture": "request", "status": status, "events": len(text), "prompt_tokens": prompt_tokens,
-            "queries": queried_after - queried, "hits": hit_after - hit,
-            "ttft_s": round(first, 4) if first is not None else None, "text": "".join(text)}
+    # One event per text chunk received; the status is the stream's.
+    return capture.results("request", text, statuses=[status], prompt_tokens=prompt_tokens,
+                           queries=queried_after - queried, hits=hit_after - hit,
+                           ttft_s=round(first, 4) if first is not None else None, text="".join(text))
 
 
 def collect(ctx) -> dict:

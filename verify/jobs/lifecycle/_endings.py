@@ -22,51 +22,50 @@ def _one(ctx, ending: str) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     metrics.wait_idle(ctx.server.url)
     before = metrics.read_all(ctx.server.url)
     mark = ctx.server.log_size()
     url = ctx.base_url + "/chat/completions"
     base = {"model": "chat", "temperature": 0}
-    capture = {"capture": "request", "ending": ending, "error": None}
     with httpx.Client(timeout=120) as client:
         if ending in ("stop", "length"):
             r = client.post(url, json={**base, "messages": [{"role": "user", "content": "Say hi."}],
                                        "max_tokens": 200 if ending == "stop" else 5})
-            choices = r.json().get("choices") or [{}] if r.status_code == 200 else [{}]
-            capture.update(status=r.status_code, events=len([c for c in choices if c]),
-                           finish_reason=choices[0].get("finish_reason"))
+            choices = (capture.body(r) or {}).get("choices") or [{}]
+            out = capture.response(r, ending=ending, finish_reason=choices[0].get("finish_reason"))
         elif ending == "abort":
             body = {**base, "messages": [{"role": "user", "content": "Tell a long story."}], "max_tokens": 300,
                     "ignore_eos": True, "stream": True}
-            events = 0
+            events = []
             with client.stream("POST", url, json=body) as r:
-                capture["status"] = r.status_code
                 for line in r.iter_lines():
-                    events += line.startswith("data: ")
-                    if events >= 10:
+                    if line.startswith("data: "):
+                        events.append(line)
+                    if len(events) >= 10:
                         break  # the client leaves mid-stream
-            capture["events"] = events
+            # The data lines read before leaving, and the stream's real status.
+            out = capture.results("request", events, statuses=[r.status_code], ending=ending)
         else:
             r = client.post(url, json={**base, "messages": [{"role": "user", "content": "word " * 3000}],
                                        "max_tokens": 10})
             # The server is expected to refuse this one: its refusal is what is captured.
-            error = r.json().get("error") or {}
-            capture.update(status=r.status_code, expect_status=[400], events=1 if error else 0,
-                           error_body=(error.get("message") or "")[:200])
+            error = (capture.body(r) or {}).get("error") or {}
+            out = capture.response(r, expect_status=[400], ending=ending,
+                                   error_body=(error.get("message") or "")[:200])
     metrics.wait_idle(ctx.server.url)
     time.sleep(0.5)  # counters move just after the request is done
     after = metrics.read_all(ctx.server.url)
     changed = metrics.delta(before, after)
-    capture["metrics_delta"] = {k: v for k, v in changed.items()
-                                if (k.startswith("vllm:") or k.startswith("http_requests_total"))
-                                and "_bucket" not in k and "_created" not in k}
+    out["metrics_delta"] = {k: v for k, v in changed.items()
+                            if (k.startswith("vllm:") or k.startswith("http_requests_total"))
+                            and "_bucket" not in k and "_created" not in k}
     if ctx.server.managed:
-        capture["log_read"], lines = ctx.server.log_capture(mark)
-        capture["log"] = [line for line in lines if REQUEST_LOG.search(line)]
+        out["log_read"], lines = ctx.server.log_capture(mark)
+        out["log"] = [line for line in lines if REQUEST_LOG.search(line)]
     else:
-        capture["log"] = []  # not readable: the log claims say so (d["managed"])
-    return capture
+        out["log"] = []  # not readable: the log claims say so (d["managed"])
+    return out
 
 
 def collect(ctx) -> dict:

@@ -24,7 +24,7 @@ PREFILL_BOUND = 2.0
 def collect(ctx) -> dict:
     import time
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     snippet = ctx.snippet(SNIPPET)
     metrics.wait_idle(ctx.server.url)
     before = metrics.read(ctx.server.url)
@@ -37,7 +37,11 @@ def collect(ctx) -> dict:
     sampler.stop()
     after = metrics.read(ctx.server.url)
     moved = metrics.delta(before_all, metrics.read_all(ctx.server.url), "vllm:")
-    return {"requests": [{"capture": "sse", "error": None, **r} for r in results],
+    # Each stream as the snippet read it (its status and timed lines); one event per data line received.
+    # A request whose thread got no answer comes back empty: no status, no lines, a failed capture.
+    streams = [capture.results("sse", [x for x in r.get("lines", []) if x["line"].startswith("data: ")],
+                               statuses=[r.get("status")], **r) for r in results]
+    return {"requests": streams,
             "sent_at_s": started_at, "samples": sampler.samples,
             "metrics_before": before, "metrics_after": after,
             "histograms": {k: v for k, v in moved.items() if k.endswith(("_sum", "_count")) and "_bucket" not in k}}

@@ -18,6 +18,7 @@ def collect(ctx) -> dict:
 
     import httpx
 
+    from verify.measure import capture
     from verify.measure.metrics import wait_idle
     snippet = ctx.snippet(SNIPPET)
     wait_idle(ctx.server.url)
@@ -25,17 +26,15 @@ def collect(ctx) -> dict:
     body = {"model": "chat", "messages": [{"role": "user", "content": "Tell a long story."}],
             "max_tokens": MAX_TOKENS, "ignore_eos": True, "stream": True}
     t0 = time.perf_counter()
-    events = 0
     with httpx.Client(timeout=120) as client:
         with client.stream("POST", ctx.base_url + "/chat/completions", json=body) as r:
             status = r.status_code
-            for line in r.iter_lines():
-                events += line.startswith("data: ")
+            events = [line for line in r.iter_lines() if line.startswith("data: ")]
     seconds = time.perf_counter() - t0
     wait_idle(ctx.server.url)
     after = snippet.server_processes(ctx.server.port)
-    return {"generation": {"capture": "stream", "status": status, "events": events, "seconds": round(seconds, 3),
-                           "max_tokens": MAX_TOKENS},
+    return {"generation": capture.results("stream", events, statuses=[status], seconds=round(seconds, 3),
+                                          max_tokens=MAX_TOKENS),
             "before": before, "after": after}
 
 

@@ -16,6 +16,8 @@ MESSAGES = {
 
 def collect(ctx) -> dict:
     import httpx
+
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     out = {}
     root = ctx.server.url
@@ -25,14 +27,17 @@ def collect(ctx) -> dict:
             r = client.post(ctx.base_url + "/chat/completions",
                             json={"model": "chat", "messages": messages, "max_tokens": 12, "temperature": 0,
                                   "return_token_ids": True})
-            body = r.json()
-            ids = body["choices"][0].get("token_ids") or []
+            # A non-JSON or empty answer gives an empty body here and a failed capture, not a crash.
+            body = capture.body(r) or {}
+            choice = (body.get("choices") or [{}])[0]
+            ids = choice.get("token_ids") or []
             def detokenize(token_ids):
-                return client.post(root + "/detokenize", json={"model": "chat", "tokens": token_ids}).json().get("prompt")
-            out[name] = {"capture": "request", "status": r.status_code, "events": 1, "counts": counts,
-                         "usage": body["usage"], "text": body["choices"][0]["message"]["content"],
-                         "finish_reason": body["choices"][0]["finish_reason"], "completion_token_ids": ids,
-                         "detokenized": detokenize(ids), "last_token_alone": detokenize(ids[-1:])}
+                answer = client.post(root + "/detokenize", json={"model": "chat", "tokens": token_ids})
+                return (capture.body(answer) or {}).get("prompt")
+            out[name] = capture.response(r, counts=counts, usage=body.get("usage"),
+                                         text=(choice.get("message") or {}).get("content"),
+                                         finish_reason=choice.get("finish_reason"), completion_token_ids=ids,
+                                         detokenized=detokenize(ids), last_token_alone=detokenize(ids[-1:]))
         # What the model really reads for the shortest prompt: the template's output, detokenised.
         ids = client.post(root + "/tokenize", json={"model": "chat", "messages": MESSAGES["short"],
                                                    "add_generation_prompt": True}).json()["tokens"]

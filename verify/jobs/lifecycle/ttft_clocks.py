@@ -43,7 +43,14 @@ def _client_ttft(stream) -> float:
 
 
 def _server(stream, name) -> float:
-    return stream["histograms"].get(f"vllm:{name}_sum", 0.0)
+    """The one observation the trial's request added to a server histogram.
+
+    Its _count must have moved by exactly one: a histogram that did not move (a metric renamed,
+    a scrape missed) would otherwise read as 0 s and pass for an instant queue or prefill."""
+    count = stream["histograms"].get(f"vllm:{name}_count")
+    if count != 1:
+        raise ValueError(f"vllm:{name} took {count or 0:.0f} observations in the trial, not one")
+    return stream["histograms"].get(f"vllm:{name}_sum", 0.0)  # a _sum that did not move observed 0 s
 
 
 def decide_shorter(d):

@@ -19,6 +19,8 @@ SPEEDUP_AT_16 = 3.0
 
 def collect(ctx) -> dict:
     from vllm import SamplingParams
+
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     llm = ctx.llm()
     params = SamplingParams(max_tokens=MAX_TOKENS, temperature=0, ignore_eos=True)
@@ -28,10 +30,12 @@ def collect(ctx) -> dict:
         prompts = [f"Write a short story about the number {i}." for i in range(k)]
         t_batch, batched = snippet.timed(snippet.one_call, llm, prompts, params)
         t_loop, looped = snippet.timed(snippet.one_at_a_time, llm, prompts, params)
-        sizes[str(k)] = {"capture": "offline-generate", "events": len(batched), "error": None,
-                         "batch_seconds": round(t_batch, 3), "loop_seconds": round(t_loop, 3),
-                         "tokens": sum(len(o.outputs[0].token_ids) for o in batched),
-                         "same_outputs": [a.outputs[0].text for a in batched] == [b.outputs[0].text for b in looped]}
+        # One event per output of the one call that generated something.
+        generated = [o for o in batched if o.outputs and o.outputs[0].token_ids]
+        sizes[str(k)] = capture.results(
+            "offline-generate", generated, batch_seconds=round(t_batch, 3), loop_seconds=round(t_loop, 3),
+            tokens=sum(len(o.outputs[0].token_ids) for o in batched),
+            same_outputs=[a.outputs[0].text for a in batched] == [b.outputs[0].text for b in looped])
     return {"sizes": sizes}
 
 

@@ -17,6 +17,8 @@ MAX_TOKENS = 32
 
 def collect(ctx) -> dict:
     from vllm import SamplingParams
+
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     llm = ctx.llm()
     chat, plain = snippet.chat_and_generate(llm, TEXT, SamplingParams(max_tokens=MAX_TOKENS, temperature=0))
@@ -25,11 +27,12 @@ def collect(ctx) -> dict:
                                               tokenize=True)
     # Recent transformers return a BatchEncoding (a mapping), older ones a plain list of ids.
     templated = list(templated["input_ids"] if hasattr(templated, "keys") else templated)
-    return {"chat": {"capture": "offline-chat", "events": len(chat.outputs[0].token_ids), "error": None,
-                     "prompt_token_ids": list(chat.prompt_token_ids), "text": chat.outputs[0].text,
-                     "prompt": tokenizer.decode(chat.prompt_token_ids)},
-            "generate": {"capture": "offline-generate", "events": len(plain.outputs[0].token_ids), "error": None,
-                         "prompt_token_ids": list(plain.prompt_token_ids), "text": plain.outputs[0].text},
+    # One event per token each call generated.
+    return {"chat": capture.results("offline-chat", chat.outputs[0].token_ids,
+                                    prompt_token_ids=list(chat.prompt_token_ids), text=chat.outputs[0].text,
+                                    prompt=tokenizer.decode(chat.prompt_token_ids)),
+            "generate": capture.results("offline-generate", plain.outputs[0].token_ids,
+                                        prompt_token_ids=list(plain.prompt_token_ids), text=plain.outputs[0].text),
             "template_token_ids": templated}
 
 

@@ -25,13 +25,15 @@ PROMPTS = [
 
 
 def collect(ctx) -> dict:
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     llm = ctx.llm()
     params, outputs = snippet.generate_with_defaults(llm, PROMPTS)
     results = [{"prompt": o.prompt, "text": o.outputs[0].text, "tokens": len(o.outputs[0].token_ids),
                 "finish_reason": o.outputs[0].finish_reason} for o in outputs]
     model_defaults = llm.get_default_sampling_params()
-    return {"generate": {"capture": "offline-generate", "events": len(results), "error": None, "results": results},
+    # One event per answer that holds a token: an empty output is nothing received.
+    return {"generate": capture.results("offline-generate", [r for r in results if r["tokens"]], results=results),
             "prompts": PROMPTS,
             "sampling_params_default": {"max_tokens": params.max_tokens, "temperature": params.temperature},
             "model_default_max_tokens": model_defaults.max_tokens}

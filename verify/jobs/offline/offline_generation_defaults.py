@@ -36,8 +36,10 @@ def _model_copy(source: str, folder: str) -> str:
 
 
 def _outputs(outputs) -> list[dict]:
-    return [{"capture": "offline-generate", "events": len(o.outputs[0].token_ids), "error": None,
-             "tokens": len(o.outputs[0].token_ids), "finish_reason": o.outputs[0].finish_reason} for o in outputs]
+    """Per output, one event per token generated."""
+    from verify.measure import capture
+    return [capture.results("offline-generate", o.outputs[0].token_ids, tokens=len(o.outputs[0].token_ids),
+                            finish_reason=o.outputs[0].finish_reason) for o in outputs]
 
 
 def collect(ctx) -> dict:
@@ -48,6 +50,8 @@ def collect(ctx) -> dict:
 
 def _collect(ctx, model: str) -> dict:
     import httpx
+
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     llm = ctx.llm(model=model)
     ways = snippet.three_ways(llm, PROMPTS)
@@ -62,10 +66,10 @@ def _collect(ctx, model: str) -> dict:
             for prompt in PROMPTS:
                 r = httpx.post(srv.api + "/chat/completions", timeout=120, json={
                     "model": name, "messages": [{"role": "user", "content": prompt}], "temperature": 0, **extra})
-                body = r.json() if r.status_code == 200 else {}
-                tokens = body.get("usage", {}).get("completion_tokens")
-                answers.append({"capture": "request", "status": r.status_code, "events": tokens or 0, "tokens": tokens,
-                                "finish_reason": (body.get("choices") or [{}])[0].get("finish_reason")})
+                body = (capture.body(r) or {}) if r.status_code == 200 else {}
+                tokens = (body.get("usage") or {}).get("completion_tokens")
+                answers.append(capture.response(r, tokens=tokens,
+                                                finish_reason=(body.get("choices") or [{}])[0].get("finish_reason")))
             data["server"][label] = {"request": extra, "answers": answers}
     return data
 

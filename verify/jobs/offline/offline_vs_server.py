@@ -35,6 +35,7 @@ def _prompts() -> list[str]:
 
 def collect(ctx) -> dict:
     """The offline part, in the run's offline child."""
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     prompts = _prompts()
     offline = {"trials": []}
@@ -44,8 +45,9 @@ def collect(ctx) -> dict:
     snippet.through_llm(llm, ["Warm up."], 4)  # one-off costs stay out of the timing
     for _ in range(TRIALS):
         seconds, texts = snippet.through_llm(llm, prompts, MAX_TOKENS)
-        offline["trials"].append({"capture": "offline-generate", "events": len(texts), "error": None,
-                                  "seconds": round(seconds, 3), "texts": texts})
+        # One event per answer that holds text.
+        offline["trials"].append(capture.results("offline-generate", [t for t in texts if t],
+                                                 seconds=round(seconds, 3), texts=texts))
     fresh = ctx.fresh_start
     # The run's start of the offline engine from a fresh process (launch to constructed), if
     # it was of this engine's configuration.
@@ -63,7 +65,7 @@ def server_phase(ctx, data: dict) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     snippet = ctx.snippet(SNIPPET)
     prompts = _prompts()
     starts = [{"seconds": s["seconds"], "name": s["name"], "clock": s["clock"]}
@@ -84,13 +86,15 @@ def server_phase(ctx, data: dict) -> dict:
         finally:
             sampler.stop()
         samples = sampler.samples
-        server["trials"].append({
-            "capture": "server-batch", "events": len(texts), "error": error, "seconds": round(seconds, 3),
-            "texts": texts,
-            "peak_running": max((s["num_requests_running"] for s in samples), default=None),
-            "peak_waiting": max((s["num_requests_waiting"] for s in samples), default=None),
-            "peak_kv_usage": max((s["kv_cache_usage_perc"] for s in samples), default=None),
-            "samples": len(samples)})
+        # One event per answer that holds text; the snippet's client raises on an HTTP error (then
+        # error is set), and gives no per-request status, so the capture carries none.
+        server["trials"].append(capture.results(
+            "server-batch", [t for t in texts if t], error=error, seconds=round(seconds, 3),
+            texts=texts,
+            peak_running=max((s["num_requests_running"] for s in samples), default=None),
+            peak_waiting=max((s["num_requests_waiting"] for s in samples), default=None),
+            peak_kv_usage=max((s["kv_cache_usage_perc"] for s in samples), default=None),
+            samples=len(samples)))
     return {"server": server}
 
 

@@ -19,12 +19,10 @@ def collect(ctx) -> dict:
         console = {"exit_code": run.returncode, "last_line": (run.stderr or run.stdout).strip().splitlines()[-1:]}
     else:
         console = {"exit_code": None, "last_line": ["no vllm command installed"]}
-    log = ctx.server.log_since(0)
+    startup, log = ctx.server.log_capture(0)  # a capture of the read, counting every line read
     warnings = [line for line in log if "DeprecationWarning" in line and "api_server" in line]
     argv = ctx.server.argv or []
-    return {"startup": {"capture": "server-log", "events": len(log), "error": None if ctx.server.managed else
-                        "the log of a server given by URL is not readable here"},
-            "launched_as": argv[1:3], "deprecation_lines": warnings, "vllm_command": console}
+    return {"startup": startup, "launched_as": argv[1:3], "deprecation_lines": warnings, "vllm_command": console}
 
 
 def decide(d):

@@ -10,15 +10,15 @@ OPENAI_MODEL_FIELDS = {"id", "object", "created", "owned_by"}
 
 
 def collect(ctx) -> dict:
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     out = {}
     for name, r in snippet.endpoints(ctx.base_url).items():
-        entry = {"capture": "probe", "status": r.status_code, "events": 1, "expect_status": [404],
-                 "content_type": r.headers.get("content-type", ""), "text": r.text[:600]}
-        try:
-            entry["json"] = r.json()
-        except ValueError:
-            pass
+        # Whatever the body (/health's is empty, /metrics' is text), the answer is the observation.
+        entry = capture.answer(r, "probe", expect_status=[404], content_type=r.headers.get("content-type", ""),
+                               text=r.text[:600])
+        if (parsed := capture.body(r)) is not None:
+            entry["json"] = parsed
         if name == "GET /metrics":  # counted over the whole body: the text kept above is only its start
             samples = [line for line in r.text.splitlines() if line.startswith("vllm:")]
             entry["vllm_samples"], entry["first_vllm_sample"] = len(samples), samples[0][:120] if samples else None

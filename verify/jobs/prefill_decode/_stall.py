@@ -15,6 +15,7 @@ CHUNKED_SHARE = 0.4
 
 
 def collect(ctx) -> dict:
+    from verify.measure import capture
     from verify.measure.metrics import wait_idle
     snippet = ctx.snippet(SNIPPET)
     wait_idle(ctx.server.url)
@@ -22,9 +23,15 @@ def collect(ctx) -> dict:
     startup = next((line for line in ctx.server.log_since(0) if "Initializing a V1 LLM engine" in line), "")
     chunked = re.search(r"enable_chunked_prefill=(\w+)", startup)
     r = snippet.stream_meets_long_prompt(ctx.base_url)
+    # The snippet's first line is the stream's status line ("HTTP 200"); the rest are its timed lines.
     status = int(r["stream"][0]["line"].split()[1]) if r["stream"] else None
-    return {"stream": {"capture": "sse", "status": status, "error": None, "lines": r["stream"][1:]},
-            "long_prompt": {"capture": "request", "events": 1, **r["long_prompt"]},
+    lines = r["stream"][1:]
+    lp = r["long_prompt"]
+    return {"stream": capture.results("sse", [x for x in lines if x["line"].startswith("data: ")], statuses=[status],
+                                      lines=lines),
+            # What came back for the long prompt: its answer's prompt token count.
+            "long_prompt": capture.results("request", [lp["prompt_tokens"]] if lp.get("prompt_tokens") else [],
+                                           statuses=[lp.get("status")], **lp),
             "startup_enable_chunked_prefill": chunked.group(1) if chunked else None}
 
 

@@ -16,6 +16,7 @@ ITL_RISE = 0.10
 
 
 def collect(ctx) -> dict:
+    from verify.measure import capture
     from verify.measure.metrics import wait_idle
     snippet = ctx.snippet(SNIPPET)
     runs = []
@@ -23,7 +24,10 @@ def collect(ctx) -> dict:
         for n in CONCURRENCY:
             wait_idle(ctx.server.url)
             results = snippet.send_together(ctx.base_url, n, MAX_TOKENS)
-            runs.append({"concurrency": n, "requests": [{"capture": "sse", "error": None, **r} for r in results]})
+            # Each request: the status and timed lines the snippet read (an empty dict if its thread failed).
+            runs.append({"concurrency": n, "requests": [
+                capture.results("sse", [x for x in r.get("lines", []) if x["line"].startswith("data: ")],
+                                statuses=[r.get("status")], **r) for r in results]})
     return {"runs": runs}
 
 

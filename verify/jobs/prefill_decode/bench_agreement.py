@@ -27,6 +27,7 @@ def collect(ctx) -> dict:
 
     from openai import OpenAI
 
+    from verify.measure import capture
     from verify.measure.metrics import wait_idle
     harness = ctx.snippet(HARNESS)
     script = ctx.snippet_path(BENCH)
@@ -39,10 +40,11 @@ def collect(ctx) -> dict:
     wait_idle(ctx.server.url)
 
     def run_bench() -> dict:
-        bench = {"capture": "command", "seed": seed, "input_len": INPUT_LEN, "output_len": OUTPUT_LEN}
+        bench = {"seed": seed, "input_len": INPUT_LEN, "output_len": OUTPUT_LEN}
         if tokenizer is None:
-            return {**bench, "exit_code": None, "lines": [],
-                    "error": "the server's model folder is not on this machine: the benchmark needs it as its tokenizer"}
+            return capture.results("command", [], **bench, exit_code=None, lines=[],
+                                   error="the server's model folder is not on this machine: the benchmark needs it "
+                                         "as its tokenizer")
         env = {**os.environ, "BASE_URL": ctx.base_url, "OUT": out, "SEED": str(seed), "HF_HUB_OFFLINE": "1"}
         proc = subprocess.run([sys.executable, str(script), tokenizer], env=env, capture_output=True, text=True,
                               timeout=600)
@@ -52,7 +54,7 @@ def collect(ctx) -> dict:
             with open(out) as f:
                 result = {k: v for k, v in json.load(f).items() if not isinstance(v, list)}
         wait_idle(ctx.server.url)
-        return {**bench, "exit_code": proc.returncode, "lines": lines, "result": result}
+        return capture.results("command", lines, **bench, exit_code=proc.returncode, lines=lines, result=result)
 
     bench = run_bench()
     # The same command again, same seed: the same random prompts, now in the prefix cache.
@@ -61,7 +63,8 @@ def collect(ctx) -> dict:
     runs = []
     for i in range(REQUESTS):
         r = harness.measure(client, harness.prompt_of(HARNESS_SENTENCES, f"harness {seed} {i}"), max_tokens=OUTPUT_LEN)
-        runs.append({"capture": "timed-request", "events": r["chunks"], **r})
+        # measure() returns the number of text chunks that arrived, not the chunks themselves.
+        runs.append(capture.results("timed-request", range(r["chunks"]), **r))
     return {"bench": bench, "harness": runs, "same_seed_again": same_seed_again}
 
 

@@ -28,7 +28,7 @@ def collect(ctx) -> dict:
 
     from openai import OpenAI
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     snippet = ctx.snippet(SNIPPET)
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
     snippet.measure(client, snippet.prompt_of(1, "warm-up"), max_tokens=4)  # not recorded
@@ -44,11 +44,12 @@ def collect(ctx) -> dict:
             moved = metrics.delta(before, metrics.read_all(ctx.server.url), "vllm:")
             server = {k.removeprefix("vllm:"): v for k, v in moved.items() if k.endswith(("_sum", "_count")) and (
                 "prefill_time" in k or "time_to_first_token" in k or "inter_token_latency" in k)}
-            runs.append({"capture": "timed-request", "events": r["chunks"], "sentences": n, **r, "server": server})
+            # measure() returns the number of text chunks that arrived, not the chunks themselves.
+            runs.append(capture.results("timed-request", range(r["chunks"]), sentences=n, **r, server=server))
     # The longest prompt once more, word for word: what a repeat costs.
     metrics.wait_idle(ctx.server.url)
     r = snippet.measure(client, snippet.prompt_of(SENTENCES[-1], tag), max_tokens=MAX_TOKENS)
-    repeat = {"capture": "timed-request", "events": r["chunks"], **r}
+    repeat = capture.results("timed-request", range(r["chunks"]), **r)
     return {"runs": runs, "repeat_of_last": repeat}
 
 

@@ -13,6 +13,8 @@ SEED = 1234
 
 def collect(ctx) -> dict:
     from openai import OpenAI
+
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
     data = {}
@@ -20,8 +22,9 @@ def collect(ctx) -> dict:
                          ("unseeded", {"temperature": 1.0})):
         row = snippet.in_a_row(client, IN_A_ROW, **params)
         batched = [snippet.among_others(client, **params) for _ in range(BATCHES)]
-        data[name] = {"capture": "answers", "events": len(row) + len(batched), "params": params,
-                      "in_a_row": row, "among_others": batched}
+        # One event per answer that holds text (the client raises on an HTTP error).
+        data[name] = capture.results("answers", [a for a in row + batched if a], params=params,
+                                     in_a_row=row, among_others=batched)
     return data
 
 

@@ -14,11 +14,15 @@ PENALTIES = (1.0, 1.8)
 
 
 def collect(ctx) -> dict:
+    from verify.measure import capture
     from verify.measure.probe import probe
     stops = ctx.snippet(STOP_SNIPPET)
     url = ctx.base_url + "/chat/completions"
-    data = {"stop": {str(inc): {"capture": "answer", "events": 1, **stops.count_with_stop(ctx.base_url, inc)}
-                     for inc in (False, True)}}
+    data = {"stop": {}}
+    for inc in (False, True):
+        answer = stops.count_with_stop(ctx.base_url, inc)
+        # The snippet keeps the answer's choice, not its HTTP status: one event when the answer holds text.
+        data["stop"][str(inc)] = capture.results("answer", [t for t in [answer.get("text")] if t], **answer)
     data["logprobs"] = {}
     for t in TEMPERATURES:
         body = {"model": "chat", "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 1,

@@ -17,6 +17,8 @@ def collect(ctx) -> dict:
     import time
 
     from openai import OpenAI
+
+    from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
     snippet.person(client)  # the first constrained request compiles the grammar: not recorded
@@ -36,8 +38,10 @@ def collect(ctx) -> dict:
     for s in samples:
         s["tokens"] = httpx.post(ctx.server.url + "/tokenize", json={"model": "chat", "prompt": s["text"]},
                                  timeout=30).json()["count"]
-    return {"constrained": {"capture": "answers", "events": len(samples), "samples": samples, "schema": snippet.SCHEMA},
-            "unconstrained": {"capture": "answers", "events": len(plain), "samples": plain}}
+    # One event per sample that holds text (the client raises on an HTTP error).
+    return {"constrained": capture.results("answers", [s for s in samples if s["text"]], samples=samples,
+                                           schema=snippet.SCHEMA),
+            "unconstrained": capture.results("answers", [s for s in plain if s["text"]], samples=plain)}
 
 
 def _valid(text: str) -> bool:

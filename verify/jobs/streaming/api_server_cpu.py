@@ -30,17 +30,20 @@ def _batch(ctx, snippet, stream: bool, concurrency: int, total: int) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     metrics.wait_idle(ctx.server.url)
     body = {"model": "chat", "messages": [{"role": "user", "content": "Tell a long story."}],
             "max_tokens": MAX_TOKENS, "ignore_eos": True, "stream": stream}
 
     def one(_):
+        """A request's status and what came back: its answer, or its stream's data lines."""
         with httpx.Client(timeout=120) as client:
             if not stream:
-                return client.post(ctx.base_url + "/chat/completions", json=body).status_code, 1
+                r = client.post(ctx.base_url + "/chat/completions", json=body)
+                answer = capture.body(r)
+                return r.status_code, [answer] if answer else []
             with client.stream("POST", ctx.base_url + "/chat/completions", json=body) as r:
-                return r.status_code, sum(1 for line in r.iter_lines() if line.startswith("data: "))
+                return r.status_code, [line for line in r.iter_lines() if line.startswith("data: ")]
 
     before_m = metrics.read(ctx.server.url)
     before = snippet.server_processes(ctx.server.port)
@@ -50,10 +53,10 @@ def _batch(ctx, snippet, stream: bool, concurrency: int, total: int) -> dict:
     after = snippet.server_processes(ctx.server.port)
     metrics.wait_idle(ctx.server.url)
     generated = metrics.read(ctx.server.url)["vllm:generation_tokens_total"] - before_m["vllm:generation_tokens_total"]
-    bad = [s for s, _ in results if s != 200]
-    return {"capture": "requests", "status": bad[0] if bad else 200, "events": sum(n for _, n in results),
-            "stream": stream, "concurrency": concurrency, "requests": total, "generated_tokens": generated,
-            "before": before, "after": after}
+    return capture.results("requests", [item for _, items in results for item in items],
+                           statuses=[s for s, _ in results],
+                           stream=stream, concurrency=concurrency, requests=total, generated_tokens=generated,
+                           before=before, after=after)
 
 
 def collect(ctx) -> dict:

@@ -27,13 +27,13 @@ REPLACEMENT = "\ufffd"  # what a byte sequence that is not a whole character dec
 def collect(ctx) -> dict:
     import httpx
 
-    from verify.measure.sse import capture
+    from verify.measure import capture, sse
     streams = {}
     for name, prompt in PROMPTS.items():
         body = {"model": "chat", "messages": [{"role": "user", "content": prompt}],
                 "max_tokens": MAX_TOKENS, "temperature": 0, "stream": True, "return_token_ids": True,
                 "stream_options": {"include_usage": True}}
-        streams[name] = capture(ctx.base_url + "/chat/completions", body)
+        streams[name] = sse.capture(ctx.base_url + "/chat/completions", body)
     # What the token on each finish chunk is, decoded alone by the server's tokenizer.
     finish_tokens = {}
     with httpx.Client(timeout=30) as client:
@@ -42,8 +42,9 @@ def collect(ctx) -> dict:
                          if c.get("choices") and c["choices"][0].get("finish_reason")]
             ids = finishing[-1]["choices"][0].get("token_ids") or [] if finishing else []
             r = client.post(ctx.server.url + "/detokenize", json={"model": "chat", "tokens": ids})
-            finish_tokens[name] = {"capture": "request", "status": r.status_code, "events": 1,
-                                   "token_ids": ids, "decoded_alone": r.json().get("prompt") if r.is_success else None}
+            answer = capture.body(r)
+            finish_tokens[name] = capture.response(
+                r, token_ids=ids, decoded_alone=answer.get("prompt") if r.is_success and isinstance(answer, dict) else None)
     return {"streams": streams, "finish_tokens": finish_tokens}
 
 

@@ -17,7 +17,7 @@ def _count_copies(ctx, client, marker: str) -> dict:
 
     import openai
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     metrics.wait_idle(ctx.server.url)
     mark = ctx.server.log_size()
     before = metrics.read(ctx.server.url)
@@ -38,14 +38,15 @@ def _count_copies(ctx, client, marker: str) -> dict:
     log = ctx.server.log_since(mark)
     added = [line for line in log if "Added request" in line]
     copies = len(added) if ctx.server.managed else None
-    return {"capture": "client-call", "error": error, "expect_error": error == "APITimeoutError",
-            # The copies the server started; from outside, only that the call came back at all.
-            "events": copies if copies is not None else 1,
-            "client_error": error, "client_seconds": round(client_seconds, 3),
-            "copies_started": copies,
-            "max_running": max((x["num_requests_running"] for x in sampler.samples), default=None),
-            "generated_tokens": generated,
-            "log_lines": [line for line in log if "Added request" in line or re.search("abort", line, re.I)]}
+    # What reached the server: the copies its log shows started; from outside (no log), the
+    # metric samples (every 50 ms) in which the engine was running the call.
+    reached = added if ctx.server.managed else [x for x in sampler.samples if x["num_requests_running"]]
+    return capture.results("client-call", reached, error=error, expect_error=error == "APITimeoutError",
+                           client_error=error, client_seconds=round(client_seconds, 3),
+                           copies_started=copies,
+                           max_running=max((x["num_requests_running"] for x in sampler.samples), default=None),
+                           generated_tokens=generated,
+                           log_lines=[line for line in log if "Added request" in line or re.search("abort", line, re.I)])
 
 
 def collect(ctx) -> dict:

@@ -25,10 +25,10 @@ def _body(stream=True):
 def collect(ctx) -> dict:
     import httpx
 
-    from verify.measure.sse import capture
+    from verify.measure import capture, sse
     url = ctx.base_url + "/chat/completions"
     snippet = ctx.snippet(SNIPPETS[0])
-    stream = capture(url, _body())
+    stream = sse.capture(url, _body())
     per_chunk = [{"content": c["choices"][0]["delta"].get("content"), "token_ids": c["choices"][0].get("token_ids"),
                   "finish_reason": c["choices"][0].get("finish_reason")}
                  for c in transcript.chunks(stream["lines"]) if c.get("choices")]
@@ -43,15 +43,18 @@ def collect(ctx) -> dict:
         # The same request read as raw bytes in small pieces.
         with client.stream("POST", url, json=_body()) as r:
             pieces = list(r.iter_raw(chunk_size=RAW_PIECE_BYTES))
-            raw_body = {"capture": "raw-body", "status": r.status_code, "events": len(pieces)}
+            raw_body = capture.results("raw-body", [p for p in pieces if p], statuses=[r.status_code])
     def sse_text(body_text):
         lines = [{"line": line} for line in body_text.splitlines()]
         return snippet.by_concatenation([transcript.chunk_text(c) for c in transcript.chunks(lines)])
     response = httpx.post(url, json=_body(stream=False), timeout=60)
-    non_streamed = response.json()["choices"][0]["message"]["content"]
+    answer = capture.body(response) or {}
+    # An error answer has no choices: its capture (its status) fails, and nothing is concluded.
+    non_streamed = answer["choices"][0]["message"]["content"] if isinstance(answer, dict) and answer.get("choices") \
+        else None
     return {
         "stream": stream, "raw_body": raw_body,
-        "non_streamed_request": {"capture": "request", "status": response.status_code, "events": 1},
+        "non_streamed_request": capture.response(response),
         "target": TARGET, "chunks": per_chunk, "non_streamed": non_streamed,
         "results": {
             "concatenated strings": snippet.by_concatenation([c["content"] for c in per_chunk]),

@@ -23,25 +23,26 @@ def collect(ctx) -> dict:
 
     import httpx
 
-    from verify.measure import metrics
+    from verify.measure import capture, metrics
     snippet = ctx.snippet(SNIPPETS[0])
     body = {**snippet.BODY, "max_tokens": MAX_TOKENS, "ignore_eos": True}
     metrics.wait_idle(ctx.server.url)
     before = metrics.read(ctx.server.url)
-    lines_read = 0
+    lines = []
     with httpx.Client(timeout=None) as client:
         with client.stream("POST", f"{ctx.base_url}/chat/completions", json=body) as response:
             status = response.status_code
             start = time.perf_counter()
-            for _ in response.iter_lines():
-                lines_read += 1
+            for line in response.iter_lines():
+                lines.append(line)
                 if time.perf_counter() - start > READ_FOR_S:
                     break
             close_started = time.perf_counter()
         close_s = time.perf_counter() - close_started  # leaving the block closed the response
     watch = metrics.watch_until(ctx.server.url, lambda m: m["vllm:num_requests_running"] == 0, timeout_s=90)
     after = metrics.read(ctx.server.url)
-    return {"stream": {"capture": "stream-then-close", "status": status, "events": lines_read},
+    lines_read = len(lines)
+    return {"stream": capture.results("stream-then-close", [line for line in lines if line], statuses=[status]),
             "close_seconds": round(close_s, 4), "lines_read_before_close": lines_read,
             "engine_stopped_after_s": watch["after_s"] if watch["reached"] else None,
             "generated_tokens": after["vllm:generation_tokens_total"] - before["vllm:generation_tokens_total"],

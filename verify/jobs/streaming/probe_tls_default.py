@@ -23,6 +23,7 @@ def collect(ctx) -> dict:
     import tempfile
     from pathlib import Path
 
+    from verify.measure import capture
     from verify.paths import ROOT
     # The probe runs in a child process: every project module it loads (its own, and the rules and
     # helpers it borrows from other jobs) is declared here, on its behalf, so editing any of them
@@ -37,9 +38,11 @@ def collect(ctx) -> dict:
                "CA_FILE": str(proxy.ca_file), "REPORT": str(report)}
         done = subprocess.run(["bash", str(script)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
         record = json.loads(report.read_text()) if report.exists() else None
-    return {"run": {"capture": "command", "exit_code": done.returncode, "expect_error": done.returncode == DIFFERS_EXIT,
-                    "error": None if record else (done.stderr.strip().splitlines() or ["no report"])[-1],
-                    "lines": done.stdout.splitlines()},
+    lines = done.stdout.splitlines()
+    return {"run": capture.results("command", lines, exit_code=done.returncode,
+                                   expect_error=done.returncode == DIFFERS_EXIT,
+                                   error=None if record else (done.stderr.strip().splitlines() or ["no report"])[-1],
+                                   lines=lines),
             "stderr": done.stderr.splitlines(), "report": record}
 
 

@@ -37,19 +37,26 @@ def _body(prompt: str, max_tokens: int, stream: bool) -> dict:
             "temperature": 0, "stream": stream, "ignore_eos": True, "cache_salt": uuid.uuid4().hex}
 
 
-def _cut_capture(capture: dict) -> dict:
+def _rest(streamed: dict) -> dict:
+    """An sse capture's recorded fields but its tag, outcome and lines (the capture API sets those)."""
+    return {k: v for k, v in streamed.items() if k not in ("capture", "status", "error", "lines")}
+
+
+def _cut_capture(streamed: dict) -> dict:
     """A request through the short timeout, expected to be cut off: by a 504, or by nginx closing a
     stream whose headers it had already passed on. Receiving a status line is what counts as
     received; a refused connection or a 502 (the server gone) still fails the capture."""
-    cut = {k: v for k, v in capture.items() if k != "lines"}
-    return {**cut, "capture": "proxy-response", "expect_status": [504], "expect_error": True,
-            "events": 1 if capture["status"] is not None else 0, "body_lines": capture["lines"]}
+    from verify.measure import capture
+    status_line = [streamed["status"]] if streamed["status"] is not None else []
+    return capture.results("proxy-response", status_line, statuses=[streamed["status"]], error=streamed["error"],
+                           **_rest(streamed), expect_status=[504], expect_error=True, body_lines=streamed["lines"])
 
 
-def _whole_body(capture: dict) -> dict:
+def _whole_body(streamed: dict) -> dict:
     """A non-streaming answer: its body is one JSON line, not SSE events; the lines received count."""
-    body = {k: v for k, v in capture.items() if k != "lines"}
-    return {**body, "capture": "request", "events": len(capture["lines"]), "body_lines": capture["lines"]}
+    from verify.measure import capture
+    return capture.results("request", [x for x in streamed["lines"] if x["line"]], statuses=[streamed["status"]],
+                           error=streamed["error"], **_rest(streamed), body_lines=streamed["lines"])
 
 
 def collect(ctx) -> dict:

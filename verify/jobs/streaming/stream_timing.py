@@ -48,11 +48,16 @@ def _settled(trials: dict) -> list[str | None]:
 
 
 def collect(ctx) -> dict:
-    from openai import OpenAI
+    from openai import DefaultHttpxClient, OpenAI
+    from verify.measure import capture
     from verify.measure.metrics import wait_idle
     from verify.measure.trials import until_settled
     snippet = ctx.snippet(SNIPPET)
-    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    # Every HTTP answer the client gets, kept by its own hook: the snippet returns timings only, so a
+    # trial's status, and a non-streamed trial's answer, are read from here.
+    answers = []
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0,
+                    http_client=DefaultHttpxClient(event_hooks={"response": [answers.append]}))
     # ignore_eos makes every answer exactly MAX_TOKENS long, so the two modes do the same work.
     extra = {"ignore_eos": True}
     snippet.timed(client, True, max_tokens=8, **extra)  # warm-up, not recorded
@@ -62,13 +67,16 @@ def collect(ctx) -> dict:
         order = (False, True) if i % 2 == 0 else (True, False)  # alternate which mode goes first
         for stream in order:
             wait_idle(ctx.server.url)
+            seen = len(answers)
             r = snippet.timed(client, stream, max_tokens=MAX_TOKENS, **extra)
-            trials["streaming" if stream else "non_streaming"].append(
-                {"capture": "timed-request",
-                 # A streamed trial received its text chunks; a non-streamed one, its one answer.
-                 "events": len(r["arrivals"]) if stream else 1}
-                | {k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k != "arrivals"}
-                | {"arrivals": [round(t, 4) for t in r["arrivals"]]})
+            got = answers[seen:]
+            # A streamed trial received its text chunks; a non-streamed one, its answer's JSON body
+            # (the client has read it; a streamed body is not kept, so it is not read here).
+            received = r["arrivals"] if stream else [a for a in map(capture.body, got) if a]
+            trials["streaming" if stream else "non_streaming"].append(capture.results(
+                "timed-request", received, statuses=[a.status_code for a in got],
+                **{k: (round(v, 4) if isinstance(v, float) else v) for k, v in r.items() if k != "arrivals"},
+                arrivals=[round(t, 4) for t in r["arrivals"]]))
         return trials
 
     _, stopped = until_settled(pair, lambda _: _settled(trials), MIN_TRIALS, MAX_TRIALS)
