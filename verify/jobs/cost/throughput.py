@@ -78,11 +78,18 @@ def decide_rises(d):
 
 
 def decide_cost_falls(d):
-    cost = {int(c): v for c, v in d["cost_per_million"].items()}
+    """From the raw rounds: the cost of a million tokens is the hour's price over the tokens the hour
+    generates at each level's median throughput. The page's snippet made the recorded costs; they
+    must be that arithmetic, or the snippet the page shows is not what decided."""
+    t = throughput(d)
+    cost = {c: d["price_per_hour"] / (t[c]["median"] * 3600) * 1_000_000 for c in LEVELS}
+    snippet_cost = {int(c): v for c, v in d["cost_per_million"].items()}
+    if any(abs(snippet_cost[c] - cost[c]) > 1e-3 * cost[c] + 1e-4 for c in LEVELS):
+        raise ValueError(f"the snippet's costs {snippet_cost} are not the measured throughput's {cost}")
     ratio = cost[LEVELS[0]] / cost[LEVELS[-1]]
     return verdict_if(ratio > 2, f"at ${d['price_per_hour']:.2f}/hour (assumed): ${cost[LEVELS[0]]:.2f} per million "
                                  f"tokens one request at a time, ${cost[LEVELS[-1]]:.2f} with {LEVELS[-1]} at once "
-                                 f"({ratio:.1f}x cheaper)")
+                                 f"({ratio:.1f}x cheaper; median throughput of {len(d['rounds'])} rounds)")
 
 
 def figure(record) -> str:

@@ -95,11 +95,16 @@ def decide_abort(d):
     moved = _success_moves(d, "abort")
     e2e = _moved(d, "abort").get(E2E_COUNT, 0)
     ttft = _moved(d, "abort").get("vllm:time_to_first_token_seconds_count", 0)
+    generated = _moved(d, "abort").get("vllm:generation_tokens_total", 0)
     if moved == {SUCCESS % "abort": 1.0}:
         return verdict_if(True, f"the disconnected request added 1 to finished_reason=abort")
-    return verdict_if(False if not moved else None,
+    # The control: the same scrape saw the request run (its first token, its generated tokens), so a
+    # counter that stayed still is the engine's choice, not a scrape that missed everything.
+    seen = ttft == 1 and generated > 0
+    return verdict_if(False if not moved and seen else None,
                       f"a client that left after 10 events: request_success_total {moved or 'unchanged under every finished_reason'}; "
-                      f"e2e observations +{e2e:.0f}; time-to-first-token observations +{ttft:.0f}")
+                      f"e2e observations +{e2e:.0f}; time-to-first-token observations +{ttft:.0f}; generated tokens "
+                      f"+{generated:.0f} (the request must be seen running for an unchanged counter to count)")
 
 
 def decide_rejected(d):

@@ -107,6 +107,10 @@ def decide_queue_metric(d):
 
 
 def _hist(d, name) -> float:
+    """What the job's requests added to a server histogram: one observation each, or it cannot say."""
+    count = d["histograms"].get(f"vllm:{name}_count")
+    if count != REQUESTS:
+        raise ValueError(f"vllm:{name} took {count or 0:.0f} observations, not one per request ({REQUESTS})")
     return d["histograms"].get(f"vllm:{name}_sum", 0.0)
 
 

@@ -11,7 +11,7 @@ SNIPPET = "prefill-decode/long_prompt_meets_stream.py"
 # "Stalls for the prefill": the stream's largest gap is at least this share of the long prompt's time.
 STALL_SHARE = 0.7
 # "Bounded": with chunks, the largest gap is at most this share of the long prompt's time.
-CHUNKED_SHARE = 0.4
+CHUNKED_SHARE = 0.25
 
 
 def collect(ctx) -> dict:
