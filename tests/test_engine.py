@@ -59,14 +59,6 @@ def test_cancellation_claim_is_tied_to_three_pages():
     assert pages == {"streaming.md", "kv-cache.md", "lifecycle.md"}
 
 
-@pytest.mark.parametrize("job_id", sorted(all_jobs()))
-def test_committed_verdicts_are_recomputed_from_the_recorded_data(job_id):
-    """Replays each committed record (captured from a live server): its verdicts follow from its data."""
-    record = evidence.load(job_id, "cpu")
-    assert record is not None, f"no committed cpu evidence for {job_id}"
-    assert all_jobs()[job_id].decide(record["data"]) == record["claims"]
-
-
 def test_records_carry_provenance():
     record = evidence.load("wire-format", "cpu")
     p = record["provenance"]

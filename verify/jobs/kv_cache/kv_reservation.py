@@ -94,12 +94,18 @@ def _off_growth(d, request: dict) -> list[tuple[int, int]]:
             if not _needed(d, prompt, max(n - ENGINE_SLACK, 0)) <= _blocks(d, u) <= _needed(d, prompt, n + ENGINE_SLACK)]
 
 
+def _running(request: dict) -> dict:
+    """The request with only the readings taken while the engine was still generating it."""
+    return {**request, "readings": [r for r in request["readings"] if r[2] < request["max_tokens"]]}
+
+
 def decide_reserved(d):
     large = d["large"]
     reserved = _needed(d, large["prompt_tokens"], large["max_tokens"])
     first = _blocks(d, large["readings"][0][1])
-    # The small request's last reading may come after it finished (its blocks freed): leave it out.
-    small = {**d["small"], "readings": d["small"]["readings"][:-1]}
+    # Readings taken once the engine had generated all max_tokens come after the request finished
+    # there (its blocks freed, while the client may still be reading the stream): leave them out.
+    small, large = _running(d["small"]), _running(large)
     same = not _off_growth(d, small) and not _off_growth(d, large)
     # Refuted needs both: less than the reservation, and both requests holding, token by token,
     # just what their tokens need (a larger max_tokens changed nothing). Either alone decides nothing.
