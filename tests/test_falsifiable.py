@@ -66,6 +66,34 @@ def requests_served_one_after_another(d: dict) -> None:
             wait = _data_times(request["lines"])[-1]
 
 
+def batch_steps_as_fast_as_one(d: dict) -> None:
+    """batching.itl-rises: a batch costs each request nothing: in the largest batch, every request's
+    tokens come as far apart as one request's alone."""
+    from verify.jobs.prefill_decode.batching import by_concurrency
+    rows = by_concurrency(d)
+    factor = rows[0]["itl"] / rows[-1]["itl"]
+    top = max(run["concurrency"] for run in d["runs"])
+    for run in d["runs"]:
+        if run["concurrency"] != top:
+            continue
+        for request in run["requests"]:
+            start = _data_times(request["lines"])[0]
+            for line in request["lines"]:
+                if line["t"] > start:
+                    line["t"] = round(start + (line["t"] - start) * factor, 4)
+
+
+def decode_slows_with_context(d: dict) -> None:
+    """prompt-length-sweep.itl-flat: each generated token costs more as the context grows: the longest
+    prompt's inter-token latency is half as long again as the shortest's."""
+    shortest = min(r["sentences"] for r in d["runs"])
+    longest = max(r["sentences"] for r in d["runs"])
+    base = sorted(r["itl"] for r in d["runs"] if r["sentences"] == shortest)
+    for run in d["runs"]:
+        if run["sentences"] == longest:
+            run["itl"] = base[len(base) // 2] * 1.5
+
+
 def engine_counts_prompt_once_for_n(d: dict) -> None:
     """billing.n-computes-prompt-once: the engine prefills the prompt once and forks the n answers from it,
     so its prompt-token counter rises by the same amount for n=3 as for n=1."""
@@ -263,6 +291,8 @@ def pipe_burst_without_n(d: dict) -> None:
 
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
     "batching.throughput-rises": requests_served_one_after_another,
+    "batching.itl-rises": batch_steps_as_fast_as_one,
+    "prompt-length-sweep.itl-flat": decode_slows_with_context,
     "billing.n-computes-prompt-once": engine_counts_prompt_once_for_n,
     "cancel-direct.log-line": abort_not_logged,
     "chunk-shapes.finish-on-last-text": finish_reason_rides_on_last_text,
