@@ -10,6 +10,8 @@ needs a request that was running and producing tokens when the client left.
 
 from __future__ import annotations
 
+import functools
+
 from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
@@ -37,23 +39,26 @@ def was_generating(t) -> str | None:
     return None
 
 
+def _decide_client_trial(client, label, expect_stop, d):
+    t = d["trials"][client]
+    not_live = was_generating(t)
+    if not_live:
+        return Verdict(INCONCLUSIVE, f"{label}, {client}: {not_live}, so the trial shows nothing")
+    after = t["stop_after_disconnect_s"]
+    stopped_early = after is not None and after <= STOP_TOLERANCE_S and t["generated_tokens"] < t["max_tokens"]
+    how = (f"engine stopped {after:.2f} s after the client left" if after is not None
+           else "engine still running when watching ended")
+    because = (f"{label}, {client}: {t['generated_at_disconnect']:.0f} tokens generated when the client left; "
+               f"{how}; {t['generated_tokens']:.0f} of {t['max_tokens']} tokens generated in all "
+               f"(tolerance {STOP_TOLERANCE_S:.0f} s)")
+    if expect_stop:
+        return verdict_if(stopped_early, because)
+    return verdict_if(not stopped_early and t["generated_tokens"] >= t["max_tokens"], because)
+
+
 def _decide_client(client, label, expect_stop):
-    def decide(d):
-        t = d["trials"][client]
-        not_live = was_generating(t)
-        if not_live:
-            return Verdict(INCONCLUSIVE, f"{label}, {client}: {not_live}, so the trial shows nothing")
-        after = t["stop_after_disconnect_s"]
-        stopped_early = after is not None and after <= STOP_TOLERANCE_S and t["generated_tokens"] < t["max_tokens"]
-        how = (f"engine stopped {after:.2f} s after the client left" if after is not None
-               else "engine still running when watching ended")
-        because = (f"{label}, {client}: {t['generated_at_disconnect']:.0f} tokens generated when the client left; "
-                   f"{how}; {t['generated_tokens']:.0f} of {t['max_tokens']} tokens generated in all "
-                   f"(tolerance {STOP_TOLERANCE_S:.0f} s)")
-        if expect_stop:
-            return verdict_if(stopped_early, because)
-        return verdict_if(not stopped_early and t["generated_tokens"] >= t["max_tokens"], because)
-    return decide
+    # A partial of a module-level rule, not a closure: see proxy_buffering._decide.
+    return functools.partial(_decide_client_trial, client, label, expect_stop)
 
 
 def _decide_kv_freed(d):

@@ -11,6 +11,8 @@ default (off).
 
 from __future__ import annotations
 
+import functools
+
 from verify.site import html as render
 from verify.jobs.streaming._cancellation import STOP_TOLERANCE_S, was_generating
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
@@ -41,15 +43,18 @@ def _describe(name, t) -> str:
             + f"; {t['generated_tokens']:.0f} of {t['max_tokens']} tokens generated")
 
 
+def _decide_trial(name, expect_stop, d):
+    t = d["trials"][name]
+    not_live = was_generating(t)
+    if not_live:
+        return Verdict(INCONCLUSIVE, f"{name}: {not_live}")
+    ok = _stopped(t) if expect_stop else (not _stopped(t) and t["generated_tokens"] >= t["max_tokens"])
+    return verdict_if(ok, _describe(name, t) + f" (tolerance {STOP_TOLERANCE_S:.0f} s)")
+
+
 def _decide(name, expect_stop):
-    def decide(d):
-        t = d["trials"][name]
-        not_live = was_generating(t)
-        if not_live:
-            return Verdict(INCONCLUSIVE, f"{name}: {not_live}")
-        ok = _stopped(t) if expect_stop else (not _stopped(t) and t["generated_tokens"] >= t["max_tokens"])
-        return verdict_if(ok, _describe(name, t) + f" (tolerance {STOP_TOLERANCE_S:.0f} s)")
-    return decide
+    # A partial of a module-level rule, not a closure: see proxy_buffering._decide.
+    return functools.partial(_decide_trial, name, expect_stop)
 
 
 def fragment(record):

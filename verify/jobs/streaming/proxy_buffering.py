@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
@@ -63,18 +65,22 @@ def delivery(capture: dict, window: float = GROUP_WINDOW_S) -> dict:
             "ttft": first_text, "e2e": times[-1] if times else None}
 
 
+def _decide_path(path, in_blocks, d):
+    x = delivery(d["captures"][path])
+    direct = delivery(d["captures"]["direct"])
+    if min(x["events"], direct["events"]) < MIN_EVENTS:
+        return Verdict(INCONCLUSIVE, f"{path}: {x['events']} events (direct: {direct['events']}); fewer than "
+                                     f"{MIN_EVENTS} cannot show how they were delivered")
+    ok = x["ratio"] < BLOCKS_BELOW if in_blocks else x["ratio"] >= SMOOTH_ABOVE
+    return verdict_if(ok, f"{path}: {x['events']} events arrived in {x['deliveries']} deliveries "
+                          f"({x['ratio'] * 100:.0f} %); first text after {render.ms(x['ttft'])} "
+                          f"(direct: {direct['deliveries']} deliveries, first text after {render.ms(direct['ttft'])})")
+
+
 def _decide(path, in_blocks):
-    def decide(d):
-        x = delivery(d["captures"][path])
-        direct = delivery(d["captures"]["direct"])
-        if min(x["events"], direct["events"]) < MIN_EVENTS:
-            return Verdict(INCONCLUSIVE, f"{path}: {x['events']} events (direct: {direct['events']}); fewer than "
-                                         f"{MIN_EVENTS} cannot show how they were delivered")
-        ok = x["ratio"] < BLOCKS_BELOW if in_blocks else x["ratio"] >= SMOOTH_ABOVE
-        return verdict_if(ok, f"{path}: {x['events']} events arrived in {x['deliveries']} deliveries "
-                              f"({x['ratio'] * 100:.0f} %); first text after {render.ms(x['ttft'])} "
-                              f"(direct: {direct['deliveries']} deliveries, first text after {render.ms(direct['ttft'])})")
-    return decide
+    # A partial of a module-level rule, not a closure: the rule is looked up when it runs, so a
+    # mutation tester (tests/mutation.sh) can switch its mutants on after import.
+    return functools.partial(_decide_path, path, in_blocks)
 
 
 def decide_server_unaffected(d):
