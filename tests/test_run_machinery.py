@@ -288,3 +288,34 @@ def test_the_run_names_every_verdict_that_changed_against_the_record_it_replaced
     _run_on_fake_servers(monkeypatch, tmp_path, [flipped], printed.append)
     assert "verdicts changed against the records this run replaced (1):" in printed
     assert "  flips.ok: confirmed -> refuted" in printed
+
+
+def _committed_trials(job_id: str = "cancel-direct") -> list[dict]:
+    """The real cancellation trials committed for cpu, as the attempts a replaced trial hands back."""
+    data = json.loads(store.record_path(job_id, "cpu").read_text())["data"]
+    return [copy.deepcopy(t) for t in data["trials"].values()]
+
+
+def test_a_cancellation_trial_that_missed_the_request_is_repeated_and_every_attempt_is_kept(monkeypatch):
+    from verify.jobs.streaming._cancellation import was_generating
+    from verify.measure import cancel
+    missed, live = _committed_trials()
+    missed["running_at_disconnect"] = 0  # the engine's reading showed nothing running when the client left
+    attempts = iter([missed, live])
+    monkeypatch.setattr(cancel, "_attempt", lambda *a: next(attempts))
+    got = cancel.trial(None, "httpx", None, 600, live=was_generating)
+    assert got["attempts"] == 2 and got["running_at_disconnect"] == live["running_at_disconnect"]
+    assert [e["not_live"] for e in got["earlier_attempts"]] == [was_generating(missed)]
+
+
+def test_a_cancellation_trial_gives_up_after_its_attempts_and_stays_inconclusive(monkeypatch):
+    from verify.jobs.streaming._cancellation import _decide_client_trial, was_generating
+    from verify.measure import cancel
+    missed = _committed_trials()[0]
+    missed["generated_at_disconnect"] = 0
+    calls = []
+    monkeypatch.setattr(cancel, "_attempt", lambda *a: calls.append(1) or copy.deepcopy(missed))
+    got = cancel.trial(None, "httpx", None, 600, live=was_generating)
+    assert len(calls) == cancel.ATTEMPTS == got["attempts"] and len(got["earlier_attempts"]) == cancel.ATTEMPTS - 1
+    verdict = _decide_client_trial("httpx", "Direct", True, {"trials": {"httpx": got}})
+    assert verdict.verdict == "inconclusive" and f"{cancel.ATTEMPTS} attempts" in verdict.because

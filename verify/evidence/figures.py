@@ -84,8 +84,9 @@ STREAM_TIMING = _each({
 
 
 def _api_cpu(d, stream: bool, concurrency: int, part: str) -> float:
-    batch = next(b for b in d["batches"] if b["stream"] == stream and b["concurrency"] == concurrency)
-    return api_server_cpu.cpu_per_token_ms(batch)[part]
+    """The median over the job's rounds of one mode and concurrency."""
+    return _median(api_server_cpu.cpu_per_token_ms(b)[part] for b in d["batches"]
+                   if b["stream"] == stream and b["concurrency"] == concurrency)
 
 
 _ONE, _MANY = min(api_server_cpu.LEVELS), max(api_server_cpu.LEVELS)

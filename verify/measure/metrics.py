@@ -99,12 +99,21 @@ class Sampler(threading.Thread):
         self.samples: list[dict] = []
         self.t0 = time.perf_counter()
         self._halt = threading.Event()
+        self.error: str | None = None  # why sampling stopped early, if it did
 
     def run(self):
+        # A scrape that fails ends the sampling and is kept: the trial reports it, rather than
+        # deciding on samples that silently stopped.
         with httpx.Client() as c:
             while not self._halt.is_set():
-                m = read(self.server_url, c)
-                self.samples.append({"t": round(time.perf_counter() - self.t0, 3),
+                sent = time.perf_counter() - self.t0
+                try:
+                    m = read(self.server_url, c)
+                except (httpx.HTTPError, MetricsError) as e:
+                    self.error = f"{type(e).__name__}: {e}"
+                    return
+                # "sent" and "t" bracket the moment the server counted: a slow scrape is visible.
+                self.samples.append({"sent": round(sent, 3), "t": round(time.perf_counter() - self.t0, 3),
                                      **{k.removeprefix("vllm:"): v for k, v in m.items()}})
                 time.sleep(self.interval_s)
 

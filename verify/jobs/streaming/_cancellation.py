@@ -26,31 +26,39 @@ PAGES = ("streaming.md", "kv-cache.md", "lifecycle.md")
 def _collect(proxy_setup, max_tokens):
     def collect(ctx) -> dict:
         from verify.measure.cancel import trial
-        return {"trials": {c: trial(ctx, c, proxy_setup, max_tokens) for c in CLIENTS}}
+        return {"trials": {c: trial(ctx, c, proxy_setup, max_tokens, live=was_generating) for c in CLIENTS}}
     return collect
 
 
 def was_generating(t) -> str | None:
     """Why the trial cannot say anything about cancellation, or None when the request was live when the client left."""
+    age = t.get("disconnect_reading_age_s")
+    seen = f" (the last reading before then was {age:.2f} s old)" if age is not None else " (no reading before then)"
     if not t.get("running_at_disconnect"):
-        return "no request was running when the client left"
+        return "no request was running when the client left" + seen
     if not t.get("generated_at_disconnect"):
-        return "the request had generated no token when the client left"
+        return "the request had generated no token when the client left" + seen
     return None
+
+
+def _attempts(t) -> str:
+    n = t.get("attempts", 1)
+    return "" if n == 1 else f" (attempt {n}; the earlier ones did not catch the request generating)"
 
 
 def _decide_client_trial(client, label, expect_stop, d):
     t = d["trials"][client]
     not_live = was_generating(t)
     if not_live:
-        return Verdict(INCONCLUSIVE, f"{label}, {client}: {not_live}, so the trial shows nothing")
+        return Verdict(INCONCLUSIVE, f"{label}, {client}: {not_live}, so the trial shows nothing "
+                                     f"({t.get('attempts', 1)} attempts)")
     after = t["stop_after_disconnect_s"]
     stopped_early = after is not None and after <= STOP_TOLERANCE_S and t["generated_tokens"] < t["max_tokens"]
     how = (f"engine stopped {after:.2f} s after the client left" if after is not None
            else "engine still running when watching ended")
     because = (f"{label}, {client}: {t['generated_at_disconnect']:.0f} tokens generated when the client left; "
                f"{how}; {t['generated_tokens']:.0f} of {t['max_tokens']} tokens generated in all "
-               f"(tolerance {STOP_TOLERANCE_S:.0f} s)")
+               f"(tolerance {STOP_TOLERANCE_S:.0f} s){_attempts(t)}")
     if expect_stop:
         return verdict_if(stopped_early, because)
     return verdict_if(not stopped_early and t["generated_tokens"] >= t["max_tokens"], because)

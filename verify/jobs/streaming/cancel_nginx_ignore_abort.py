@@ -28,7 +28,7 @@ TRIALS = {  # name: (client, proxy set-up)
 
 def collect(ctx) -> dict:
     from verify.measure.cancel import trial
-    return {"trials": {name: trial(ctx, client, setup, MAX_TOKENS) for name, (client, setup) in TRIALS.items()}}
+    return {"trials": {name: trial(ctx, client, setup, MAX_TOKENS, live=was_generating) for name, (client, setup) in TRIALS.items()}}
 
 
 def _stopped(t) -> bool:
