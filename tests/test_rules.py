@@ -361,6 +361,91 @@ def test_the_console_script_must_fail_for_its_known_reason():
     assert _verdict("launch-path", "cpu-console-script-fails", works)["verdict"] == "refuted"
 
 
+def _scale_api_cpu(batch: dict, factor: float) -> None:
+    """Scale the API server's CPU used in a recorded batch (its listener's reading after the batch)."""
+    before = {p["pid"]: p["cpu_s"] for p in batch["before"]}
+    listener = batch["after"][0]
+    start = before.get(listener["pid"], 0.0)
+    listener["cpu_s"] = start + (listener["cpu_s"] - start) * factor
+
+
+def test_cpu_per_token_is_the_listener_and_the_engine_processes_over_generated_tokens():
+    # The table's figures: the first process listed is the API server; the engine is core + worker only.
+    from verify.jobs.streaming.api_server_cpu import cpu_per_token_ms
+    batch = _record("api-server-cpu")["batches"][0]
+    before = {p["pid"]: p["cpu_s"] for p in batch["before"]}
+    used = {p["name"]: p["cpu_s"] - before.get(p["pid"], 0.0) for p in batch["after"]}
+    tokens = batch["generated_tokens"]
+    got = cpu_per_token_ms(batch)
+    assert got["api"] == round((batch["after"][0]["cpu_s"] - before[batch["after"][0]["pid"]]) / tokens * 1000, 3)
+    assert got["engine"] == round((used["VLLM::EngineCore"] + used["VLLM::Worker"]) / tokens * 1000, 3)
+    # A process named otherwise counts only when its command line says it is the engine.
+    for p in batch["after"][1:]:
+        p["name"] = "python"
+    assert cpu_per_token_ms(batch)["engine"] == got["engine"]
+    for p in batch["after"][1:]:
+        p["cmdline"] = "python -m something-else"
+    assert cpu_per_token_ms(batch)["engine"] == 0.0
+
+
+def test_streaming_costs_more_needs_the_median_ratio_above_its_margin_at_every_concurrency():
+    from verify.jobs.streaming import api_server_cpu as job
+    data = _record("api-server-cpu")
+    assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] == "confirmed"
+    for concurrency in job.LEVELS:
+        # Every streamed batch at this concurrency brought to just under, then just over, the margin.
+        for nudge, expected in ((0.99, "refuted"), (1.01, "confirmed")):
+            edited = copy.deepcopy(data)
+            for n, s in zip(job._by(edited, False, concurrency), job._by(edited, True, concurrency)):
+                ratio = job.cpu_per_token_ms(s)["api"] / job.cpu_per_token_ms(n)["api"]
+                _scale_api_cpu(s, (1 + job.MORE_MARGIN) / ratio * nudge)
+            verdict = _verdict("api-server-cpu", "streaming-costs-more", edited)
+            assert verdict["verdict"] == expected, (nudge, verdict)
+            assert f"concurrency {concurrency}: " in verdict["because"] and "threshold 1.10x" in verdict["because"]
+
+
+def test_one_outlying_round_does_not_decide_streaming_costs_more():
+    # The median of three rounds: one round where streaming looked cheaper leaves the verdict alone.
+    from verify.jobs.streaming import api_server_cpu as job
+    data = _record("api-server-cpu")
+    for concurrency in job.LEVELS:
+        _scale_api_cpu(job._by(data, True, concurrency)[0], 0.5)
+    assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] == "confirmed"
+    for concurrency in job.LEVELS:
+        _scale_api_cpu(job._by(data, True, concurrency)[1], 0.5)
+    assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] == "refuted"
+
+
+def test_streaming_costs_more_without_a_pair_at_a_concurrency_is_inconclusive():
+    data = _record("api-server-cpu")
+    data["batches"] = [b for b in data["batches"] if not (b["concurrency"] == 8 and b["stream"])]
+    assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] == "inconclusive"
+
+
+def test_small_beside_engine_fails_on_one_batch_at_its_share():
+    # "At most": the worst batch decides, and a share exactly at the threshold is not small.
+    from verify.jobs.streaming import api_server_cpu as job
+    data = _record("api-server-cpu")
+    assert _verdict("api-server-cpu", "small-beside-engine", data)["verdict"] == "confirmed"
+    last = data["batches"][-1]
+    c = job.cpu_per_token_ms(last)
+    _scale_api_cpu(last, job.SMALL_SHARE * c["engine"] / c["api"])
+    verdict = _verdict("api-server-cpu", "small-beside-engine", data)
+    assert verdict["verdict"] == "refuted" and f"over {len(data['batches'])} batches" in verdict["because"]
+
+
+def test_a_batch_just_at_the_tick_floor_is_fine_and_one_below_it_is_too_coarse():
+    from verify.jobs.streaming import api_server_cpu as job
+    data = _record("api-server-cpu")
+    batch = data["batches"][0]
+    before = {p["pid"]: p["cpu_s"] for p in batch["before"]}
+    batch["after"][0]["cpu_s"] = before[batch["after"][0]["pid"]] + job.MIN_TICKS * job.TICK_S * 1.01
+    assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] != "inconclusive"
+    batch["after"][0]["cpu_s"] = before[batch["after"][0]["pid"]] + job.MIN_TICKS * job.TICK_S * 0.95
+    verdict = _verdict("api-server-cpu", "streaming-costs-more", data)
+    assert verdict["verdict"] == "inconclusive" and "fewer than 20 clock ticks" in verdict["because"]
+
+
 def test_api_server_cpu_needs_batches_that_span_enough_clock_ticks():
     data = _record("api-server-cpu")
     assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] == "confirmed"
