@@ -409,10 +409,10 @@ def test_one_outlying_round_does_not_decide_streaming_costs_more():
     from verify.jobs.streaming import api_server_cpu as job
     data = _record("api-server-cpu")
     for concurrency in job.LEVELS:
-        _scale_api_cpu(job._by(data, True, concurrency)[0], 0.5)
+        _scale_api_cpu(job._by(data, False, concurrency)[0], 2.5)
     assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] == "confirmed"
     for concurrency in job.LEVELS:
-        _scale_api_cpu(job._by(data, True, concurrency)[1], 0.5)
+        _scale_api_cpu(job._by(data, False, concurrency)[1], 2.5)
     assert _verdict("api-server-cpu", "streaming-costs-more", data)["verdict"] == "refuted"
 
 
@@ -429,7 +429,10 @@ def test_small_beside_engine_fails_on_one_batch_at_its_share():
     assert _verdict("api-server-cpu", "small-beside-engine", data)["verdict"] == "confirmed"
     last = data["batches"][-1]
     c = job.cpu_per_token_ms(last)
-    _scale_api_cpu(last, job.SMALL_SHARE * c["engine"] / c["api"])
+    below = copy.deepcopy(data)
+    _scale_api_cpu(below["batches"][-1], job.SMALL_SHARE * c["engine"] / c["api"] * 0.99)
+    assert _verdict("api-server-cpu", "small-beside-engine", below)["verdict"] == "confirmed"
+    _scale_api_cpu(last, job.SMALL_SHARE * c["engine"] / c["api"] * 1.001)
     verdict = _verdict("api-server-cpu", "small-beside-engine", data)
     assert verdict["verdict"] == "refuted" and f"over {len(data['batches'])} batches" in verdict["because"]
 
