@@ -129,16 +129,16 @@ class RunContext(BaseContext):
         return self.server.api
 
     def _declare_proxy(self, setup: str) -> None:
-        from verify.live.proxy import NGINX_DIR, SETUPS
+        from verify.live.proxy import SETUPS, config_path
         if setup not in SETUPS:
             raise VerifyError(f"unknown proxy set-up {setup!r} (known: {', '.join(SETUPS)})")
-        conf = self.inputs.declare(NGINX_DIR / SETUPS[setup][0])
-        # How the snippet is wrapped into a runnable nginx config is an input too.
+        conf = self.inputs.declare(config_path(setup))
+        # How the snippet is wrapped into a runnable proxy config is an input too.
         self.inputs.declare(ROOT / "verify" / "live" / "proxy.py")
         self.proxies_used[setup] = label_of(conf)
 
     def proxy(self, setup: str):
-        """An nginx of the given set-up in front of the server, shared by the jobs of a run."""
+        """A proxy (nginx, Caddy or HAProxy) of the given set-up in front of the server, shared by the jobs of a run."""
         from verify.live.proxy import managed_proxy
         self._declare_proxy(setup)
         if setup not in self._proxies:
@@ -147,7 +147,7 @@ class RunContext(BaseContext):
 
     @contextlib.contextmanager
     def private_proxy(self, setup: str):
-        """An nginx of the job's own, for experiments that stop it mid-stream."""
+        """A proxy of the job's own, for experiments that stop it mid-stream."""
         from verify.live.proxy import managed_proxy
         self._declare_proxy(setup)
         with managed_proxy(setup, self.server.port) as proxy:

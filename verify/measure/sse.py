@@ -25,7 +25,8 @@ def capture(url: str, body: dict, timeout: float = 120.0, verify: str | bool = T
             with client.stream("POST", url, json=body, headers=headers) as r:
                 status = r.status_code
                 kept_headers = {k: v for k, v in r.headers.items()
-                                if k.lower() in ("content-type", "transfer-encoding", "cache-control")}
+                                if k.lower() in ("content-type", "transfer-encoding", "cache-control",
+                                                 "server", "via")}  # the last two name a proxy that says so
                 for line in r.iter_lines():
                     lines.append({"t": round(time.perf_counter() - t0, 4), "line": line})
     except httpx.HTTPError as e:

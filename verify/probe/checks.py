@@ -74,9 +74,32 @@ def delivery_check(streams: list[dict]) -> Check:
     else:
         verdict, how = UNKNOWN, "partly grouped"
     first = f"{x['ttft'] * 1000:.0f} ms" if x["ttft"] is not None else "never"
+    seen, claim = proxy_in_front(streams[0].get("headers") or {})
     return Check("delivery", "Do tokens reach the client one at a time?", verdict,
-                 f"{how}: {x['events']} events in {x['deliveries']} deliveries; first text after {first}{tries}",
-                 "streaming/#claim-proxy-buffering--nginx-tls")
+                 f"{how}: {x['events']} events in {x['deliveries']} deliveries; first text after {first}{tries}; "
+                 f"{seen}", claim)
+
+
+# Which proxy answered, from the headers a proxy adds (verify.live.proxy.SERVER_HEADERS, as
+# observed): nginx replaces the upstream's Server header with its own, Caddy adds "Server: Caddy"
+# next to the upstream's; HAProxy adds nothing at its defaults. Each
+# with the claim that measured its TLS default, where the article measured that proxy.
+PROXY_CLAIMS = {"nginx": "streaming/#claim-proxy-buffering--nginx-tls",
+                "Caddy": "streaming/#claim-other-proxies--caddy-tls"}
+CANDIDATES = "streaming/#experiment-4"
+
+
+def proxy_in_front(headers: dict) -> tuple[str, str]:
+    """What the response headers say about a proxy in front of vLLM, and the claim to link."""
+    server, via = headers.get("server", ""), headers.get("via", "")
+    if "caddy" in via.lower() or "caddy" in server.lower():
+        return f"proxy seen: Caddy (Server {server!r})", PROXY_CLAIMS["Caddy"]
+    if "nginx" in server.lower():
+        return f"proxy seen: nginx (Server {server!r})", PROXY_CLAIMS["nginx"]
+    named = f"Server {server!r}" if server else "no Server header"
+    return (f"no proxy named itself ({named}{f', Via {via!r}' if via else ''}); a proxy that adds no header "
+            "(HAProxy at its defaults) cannot be told from none: nginx, Caddy and HAProxy are measured in the "
+            "article"), CANDIDATES
 
 
 def first_chunk_check(stream: dict) -> Check:

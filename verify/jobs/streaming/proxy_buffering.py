@@ -23,12 +23,17 @@ SERVER_SIDE = ("vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_sec
 
 
 def collect(ctx) -> dict:
+    return capture_paths(ctx, PATHS)
+
+
+def capture_paths(ctx, paths) -> dict:
+    """The same stream through each path ("direct" or a proxy set-up), with the server's own view of each."""
     from verify.measure.metrics import delta, read_all, wait_idle
     from verify.measure.sse import capture
     body = {"model": "chat", "messages": [{"role": "user", "content": "Tell a long story about the sea."}],
             "max_tokens": MAX_TOKENS, "temperature": 0, "stream": True, "ignore_eos": True}
     out, server_side = {}, {}
-    for path in PATHS:
+    for path in paths:
         wait_idle(ctx.server.url)
         before = read_all(ctx.server.url)
         if path == "direct":
@@ -97,9 +102,13 @@ def decide_server_unaffected(d):
 
 
 def fragment(record):
+    return fragment_for(record, PATHS)
+
+
+def fragment_for(record, paths):
     d = record["data"]
     rows = []
-    for path in PATHS:
+    for path in paths:
         x = delivery(d["captures"][path])
         server = [render.ms(server_seconds(d, path, m)) if "server_side" in d else "n/a" for m in SERVER_SIDE]
         rows.append([path, x["events"], x["deliveries"], render.ms(x["ttft"]), render.ms(x["e2e"]), *server])

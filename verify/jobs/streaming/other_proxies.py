@@ -1,0 +1,40 @@
+"""Caddy and HAProxy in front of the server: does the stream still flow?
+
+The same stream and the same delivery rule as proxy-buffering (nginx), through
+the two other proxies Debian packages, each at its defaults over plain HTTP and
+with TLS termination, and with the setting its documentation gives for
+streaming. The configs are the files under snippets/caddy/ and snippets/haproxy/.
+"""
+
+from __future__ import annotations
+
+from verify.jobs.streaming.proxy_buffering import _decide, capture_paths, fragment_for
+from verify.job import Claim, Job
+
+PROXIES = {"caddy": "Caddy", "haproxy": "HAProxy"}
+PATHS = ("direct", *(f"{p}-{how}" for p in PROXIES for how in ("default", "tls", "streaming")))
+HOW = {"default": "with its default settings", "tls": "with its default settings and TLS termination",
+       "streaming": "with the streaming setting its documentation gives"}
+
+
+def collect(ctx) -> dict:
+    return capture_paths(ctx, PATHS)
+
+
+def fragment(record):
+    return fragment_for(record, PATHS)
+
+
+JOB = Job(
+    id="other-proxies",
+    title="Streams through Caddy and HAProxy",
+    question="Do Caddy and HAProxy, at their defaults (plain and with TLS termination) and with their documented "
+             "streaming settings, pass a stream on one token at a time?",
+    pages=("streaming.md",),
+    collect=collect,
+    claims=tuple(
+        Claim(f"other-proxies.{path}", f"Through {PROXIES[path.split('-')[0]]} {HOW[path.split('-', 1)[1]]}, tokens "
+              "reach the client one at a time, as they do directly.", _decide(path, False))
+        for path in PATHS[1:]),
+    fragments={"table": fragment},
+)
