@@ -202,6 +202,63 @@ def tls_proxy_relays_each_event(d: dict) -> None:
             line["t"] = t
 
 
+def _relays_each_event(path: str, d: dict) -> None:
+    """A proxy that passes each event on as it comes: the path's lines arrive when the direct path's did."""
+    direct = _data_times(d["captures"]["direct"]["lines"])
+    k, t = -1, None
+    for line in d["captures"][path]["lines"]:
+        if line["line"].startswith("data: "):
+            k += 1
+            t = direct[min(k, len(direct) - 1)]
+        if t is not None:
+            line["t"] = t
+
+
+def _holds_events_in_blocks(path: str, d: dict, block: int = 10) -> None:
+    """A proxy that holds the stream back: each run of `block` lines arrives at once, with its last line."""
+    lines = d["captures"][path]["lines"]
+    for start in range(0, len(lines), block):
+        group = lines[start:start + block]
+        for line in group:
+            line["t"] = group[-1]["t"]
+
+
+def nginx_tls_streaming_holds_blocks(d: dict) -> None:
+    """proxy-buffering.nginx-tls-streaming: nginx with TLS and the streaming settings holds the stream back in blocks of ten lines."""
+    _holds_events_in_blocks("nginx-tls-streaming", d)
+
+
+def caddy_default_holds_blocks(d: dict) -> None:
+    """other-proxies.caddy-default: Caddy at its defaults holds the stream back in blocks of ten lines."""
+    _holds_events_in_blocks("caddy-default", d)
+
+
+def caddy_tls_holds_blocks(d: dict) -> None:
+    """other-proxies.caddy-tls: Caddy with TLS holds the stream back in blocks of ten lines."""
+    _holds_events_in_blocks("caddy-tls", d)
+
+
+def caddy_streaming_holds_blocks(d: dict) -> None:
+    """other-proxies.caddy-streaming: Caddy with flush_interval -1 still holds the stream back in blocks of ten lines."""
+    _holds_events_in_blocks("caddy-streaming", d)
+
+
+def haproxy_tls_holds_blocks(d: dict) -> None:
+    """other-proxies.haproxy-tls: HAProxy with TLS holds the stream back in blocks of ten lines."""
+    _holds_events_in_blocks("haproxy-tls", d)
+
+
+def haproxy_streaming_holds_blocks(d: dict) -> None:
+    """other-proxies.haproxy-streaming: HAProxy with http-no-delay still holds the stream back in blocks of ten lines."""
+    _holds_events_in_blocks("haproxy-streaming", d)
+
+
+def haproxy_default_relays_each_event(d: dict) -> None:
+    """other-proxies.haproxy-default: HAProxy at its defaults passes each event on as it comes: its lines
+    arrive when the direct path's did."""
+    _relays_each_event("haproxy-default", d)
+
+
 def proxy_waits_for_slow_first_token(d: dict) -> None:
     """proxy-read-timeout.slow-first-token-cut: nginx waits for the late first token: the stream through it
     arrives whole, as it did directly."""
@@ -319,6 +376,13 @@ HAND_FLIPS: dict[str, Callable[[dict], None]] = {
     "prompt-length-sweep.prefill-grows": prefill_falls_with_length,
     "prompt-length-sweep.prompt-token-cheaper": prefill_one_token_per_step,
     "proxy-buffering.nginx-tls": tls_proxy_relays_each_event,
+    "proxy-buffering.nginx-tls-streaming": nginx_tls_streaming_holds_blocks,
+    "other-proxies.caddy-default": caddy_default_holds_blocks,
+    "other-proxies.caddy-tls": caddy_tls_holds_blocks,
+    "other-proxies.caddy-streaming": caddy_streaming_holds_blocks,
+    "other-proxies.haproxy-default": haproxy_default_relays_each_event,
+    "other-proxies.haproxy-tls": haproxy_tls_holds_blocks,
+    "other-proxies.haproxy-streaming": haproxy_streaming_holds_blocks,
     "proxy-read-timeout.slow-first-token-cut": proxy_waits_for_slow_first_token,
     "reproducibility.unseeded-varies": unseeded_repeats,
     "request-endings.abort-counted": abort_counted_as_finished,
