@@ -308,6 +308,16 @@ def _run_offline_group(jobs: list[Job], profile: Profile, mfacts, evidence_root,
         raise
 
 
+def _keep_failed(job: Job, profile, data) -> str:
+    """The failed run's data, outside the evidence folder (the last good record stays), for inspection."""
+    import json
+    import tempfile
+    fd, path = tempfile.mkstemp(prefix=f"verify-failed-{job.id}-{profile.name}-", suffix=".json")
+    with os.fdopen(fd, "w") as f:
+        json.dump(data, f, indent=1, default=str)
+    return path
+
+
 def _failed(job: Job, e: Exception, log: RunLog, progress, seconds: float) -> None:
     msg = e.message if isinstance(e, VerifyError) else f"{type(e).__name__}: {e}"
     log.failures.append(f"{job.id}: {msg}")
@@ -336,7 +346,8 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
         data, opened = collect()
         failed = failed_captures(data)
         if failed:
-            raise VerifyError("a capture failed (" + "; ".join(failed[:3]) + ")")
+            raise VerifyError("a capture failed (" + "; ".join(failed[:3]) + f"); what came back is in "
+                              f"{_keep_failed(job, profile, data)}")
         if not alive():
             raise VerifyError("the server was no longer healthy when the job ended")
         seconds = earlier_seconds + time.monotonic() - t0
