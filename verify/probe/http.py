@@ -69,7 +69,9 @@ class Endpoint:
                 except ValueError:
                     raise VerifyError(f"{self.base_url}/chat/completions sent a malformed event: "
                                       f"{item['line'][:80]!r}") from None
-        return {"status": r.status_code, "lines": lines, "left_at": left_at}
+        # The headers that name a proxy in front of the server (checks.proxy_in_front reads them).
+        named = {k: v for k, v in r.headers.items() if k.lower() in ("server", "via")}
+        return {"status": r.status_code, "headers": named, "lines": lines, "left_at": left_at}
 
 
 class _errors:
