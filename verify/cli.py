@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from verify.errors import VerifyError
-from verify.live.profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from verify.config.profiles import DEFAULT_PROFILE, PROFILES, get_profile
 
 
 def _progress(msg: str) -> None:

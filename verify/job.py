@@ -9,16 +9,19 @@ a failed capture anywhere in the data makes every claim of the job
 inconclusive before any rule runs (verify/captures.py).
 
 Job modules import only the standard library at module level, so the site
-build can read them (to render fragments and detect staleness) without the
-server or client stack.
+build can read them (to decide verdicts and detect staleness) without the server
+or client stack. A job returns data and never presents it: how its evidence looks
+on a page (tables, transcripts, charts, generated pages) is site code, in
+verify/site/views/<article>/<module>.py, which is not an input of any record.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from verify.captures import failed_captures
+from verify.headline import Headline
 
 CONFIRMED = "confirmed"
 REFUTED = "refuted"
@@ -74,14 +77,10 @@ class Job:
     claims: tuple[Claim, ...]
     profiles: tuple[str, ...] = ("cpu", "cpu-oldest", "t4")
     engine: str = SERVER
-    # The server variant (verify.live.profiles.VARIANTS) the job needs; server jobs only.
+    # The server variant (verify.config.profiles.VARIANTS) the job needs; server jobs only.
     variant: str = "default"
-    # Named renderers: record -> Markdown/HTML shown in pages via {{ evidence(job, name) }}.
-    fragments: dict[str, Callable[[dict], str]] = field(default_factory=dict)
-    # Files the job writes next to its record (for example a figure): name -> renderer(record) -> text.
-    artifacts: dict[str, Callable[[dict], str]] = field(default_factory=dict)
-    # Pages (relative to docs/) generated from the default profile's record: path -> renderer(record) -> text.
-    page_files: dict[str, Callable[[dict], str]] = field(default_factory=dict)
+    # The numbers a comparison of two records watches (verify/headline.py), read from the data.
+    headline: Headline | None = None
     # Server jobs: the job observes only what the API answers (shapes, validation, text), not
     # timings, /metrics deltas or log lines, so it can run side by side with other such jobs
     # on one server. Every other job has the server to itself.

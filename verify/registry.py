@@ -18,7 +18,7 @@ from verify.paths import JOBS
 
 @lru_cache(maxsize=1)
 def all_jobs() -> dict[str, Job]:
-    from verify.live.profiles import get_variant
+    from verify.config.profiles import get_variant
     jobs: dict[str, Job] = {}
     for path in sorted(JOBS.glob("*/*.py")):
         if path.name.startswith("_"):

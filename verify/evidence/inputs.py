@@ -8,7 +8,7 @@ A record stores, label by label, the hash of everything that could change its ou
   a change to one helper makes stale only the jobs that use it;
 - files: every file the job opened through its context during the run
   (snippets, nginx configs, notebooks), recorded as they were opened
-  (verify/context.py refuses files opened behind its back);
+  (verify/runner/context.py refuses files opened behind its back);
 - the engine: the full server command of the profile's variant, or the offline
   engine's arguments.
 

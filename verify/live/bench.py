@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from verify.live.profiles import Profile
+from verify.config.profiles import Profile
 
 
 def group_rss_mib(pgid: int) -> float:

@@ -20,7 +20,7 @@ import httpx
 
 from verify.live import processes
 from verify.errors import VerifyError
-from verify.live.profiles import DEFAULT_VARIANT, Profile, get_variant
+from verify.config.profiles import DEFAULT_VARIANT, Profile, get_variant
 
 SERVER_URL_ENV = "VERIFY_SERVER_URL"
 

@@ -12,7 +12,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from verify.evidence.record import Record
-from verify.live.profiles import get_profile
+from verify.config.profiles import get_profile
 from verify.registry import find_claim
 
 
@@ -43,7 +43,7 @@ class ClaimState:
             return (f"claim {self.claim_id!r}: the {self.profile} evidence of job {self.job_id} is stale; changed: "
                     f"{', '.join(self.changed)} (run: verify run {self.job_id})")
         if expect is not None and self.verdict != expect:
-            from verify.live.profiles import DEFAULT_PROFILE
+            from verify.config.profiles import DEFAULT_PROFILE
             fix = ("correct the prose" if self.profile == DEFAULT_PROFILE else
                    f"the pages describe the {DEFAULT_PROFILE} profile; say if this release differs")
             return Contradiction(f"page says claim {self.claim_id!r} is {expect}, but the {self.profile} evidence "

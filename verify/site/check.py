@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from verify.job import VERDICTS
-from verify.live.profiles import Profile
+from verify.config.profiles import Profile
 from verify.paths import DOCS
 from verify.registry import all_claims, all_jobs
 from verify.site import agreement

@@ -75,7 +75,7 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
               changed_between: bool = False) -> str:
     """A claim as the page states it, with the verdict of every profile that has evidence.
 
-    across: the verdict on each vLLM release checked, in one line (verify/site/releases.py);
+    across: the verdict on each vLLM release checked, in one line (verify/site/releases_page.py);
     changed_between: the verdict differs between releases, which the box says and links.
     """
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'

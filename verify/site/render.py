@@ -18,10 +18,10 @@ from __future__ import annotations
 from typing import Callable
 
 from verify.errors import VerifyError
-from verify.live.profiles import DEFAULT_PROFILE, PROFILES
+from verify.config.profiles import DEFAULT_PROFILE, PROFILES
 from verify.paths import DOCS
 from verify.registry import all_jobs, find_claim
-from verify.site import agreement, html, releases
+from verify.site import agreement, html, releases_page
 from verify.site.directives import page_claims, parse_directives
 
 Warn = Callable[[str], None]
@@ -61,9 +61,9 @@ def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str
     problem = main.problem(expect) if DEFAULT_PROFILE in job.profiles else None
     if problem:
         warn(type(problem)(f"{src}: {problem}"))  # keeps the kind of problem (a Contradiction stays one)
-    across = releases.verdicts_across(claim_id)
+    across = releases_page.verdicts_across(claim_id)
     changed = len({r.verdict for r in across}) > 1
-    return html.claim_box(claim, expect, main, states, prefix, releases.since(across), changed)
+    return html.claim_box(claim, expect, main, states, prefix, releases_page.since(across), changed)
 
 
 def _main_record(src: str, warn: Warn, job_id: str):
@@ -135,18 +135,18 @@ def _status_table(prefix: str) -> str:
 
 
 def _release_changes(src: str, prefix: str, part: str) -> str:
-    profiles = releases.release_profiles()
+    profiles = releases_page.release_profiles()
     if len(profiles) < 2:
         return '\n<p class="verify-none">Only one release is checked.</p>\n'
     older, newer = profiles[0], profiles[-1]
-    verdicts, moved, compared = releases.changes(older.name, newer.name)
+    verdicts, moved, compared = releases_page.changes(older.name, newer.name)
     pages_of: dict = {}
     for pc in page_claims():
         pages_of.setdefault(pc.claim_id, []).append(_page_link(pc.page))
     parts = dict(zip(("summary", "claims", "figures"),
                      html.release_changes(older, newer, verdicts, moved, (compared, len(all_jobs())),
                                           prefix, pages_of)))
-    parts["tolerances"] = html.table(["job", "tolerance", "why", "figures compared"], releases.tolerances())
+    parts["tolerances"] = html.table(["job", "tolerance", "why", "figures compared"], releases_page.tolerances())
     if part not in parts:
         raise VerifyError(f"{src}: release_changes part must be one of {', '.join(parts)}, not {part!r}")
     return parts[part]

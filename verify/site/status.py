@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from verify.live.profiles import PROFILES
+from verify.config.profiles import PROFILES
 from verify.registry import all_jobs
 from verify.site import agreement
 

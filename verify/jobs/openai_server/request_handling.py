@@ -24,7 +24,7 @@ CASES = {
 
 
 def collect(ctx) -> dict:
-    from verify.measure.probe import probe
+    from verify.measure.answer import answer
     mark = ctx.server.log_size()
     out = {name: probe("POST", ctx.base_url + "/chat/completions", json={**BASE, **params})
            for name, params in CASES.items()}

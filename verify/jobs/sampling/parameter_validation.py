@@ -18,7 +18,7 @@ CASES = {
 
 
 def collect(ctx) -> dict:
-    from verify.measure.probe import probe
+    from verify.measure.answer import answer
     out = {}
     for name, params in CASES.items():
         body = {"model": "chat", "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 10, **params}

@@ -15,7 +15,7 @@ PENALTIES = (1.0, 1.8)
 
 def collect(ctx) -> dict:
     from verify.measure import capture
-    from verify.measure.probe import probe
+    from verify.measure.answer import answer
     stops = ctx.snippet(STOP_SNIPPET)
     url = ctx.base_url + "/chat/completions"
     data = {"stop": {}}

@@ -2,7 +2,7 @@
 
 Jobs are grouped by what they need started: the offline engine, or the server
 with a given variant. Every offline job of a run runs in one child process that
-builds one engine per configuration (verify/live/offline.py); each server
+builds one engine per configuration (verify/runner/offline.py); each server
 variant is started once per run and stopped before the next one starts (two
 cores cannot hold two engines). Every start is timed and kept in the run log; an
 offline job with a server phase reads those starts instead of making its own. A
@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from verify.captures import failed_captures
-from verify.context import RunContext, tracking
+from verify.runner.context import RunContext, tracking
 from verify.errors import VerifyError
 from verify.evidence import inputs as input_hashes
 from verify.evidence import store
 from verify.evidence.provenance import machine_facts, server_facts, utc_now
 from verify.evidence.record import Record
 from verify.job import OFFLINE, Job
-from verify.live.profiles import DEFAULT_VARIANT, Profile, combined_variant, get_variant
+from verify.config.profiles import DEFAULT_VARIANT, Profile, combined_variant, get_variant
 from verify.registry import all_jobs, get_job
 
 
@@ -131,7 +131,7 @@ def grouped(jobs: list[Job]) -> dict[str, list[Job]]:
     """
     groups: dict[str, list[Job]] = {}
     order = sorted(jobs, key=lambda j: (j.engine != OFFLINE, j.variant == DEFAULT_VARIANT, j.variant))
-    # Combinable variants (verify/live/profiles.py) are served by one start with all their flags.
+    # Combinable variants (verify/config/profiles.py) are served by one start with all their flags.
     combinable = sorted({j.variant for j in order if j.engine != OFFLINE and get_variant(j.variant).combinable})
     shared = f"server variant {combined_variant(combinable)}" if combinable else None
     for job in order:
@@ -270,7 +270,7 @@ def _server_phase(job: Job, ctx: RunContext, part: dict) -> tuple[dict, dict]:
 def _run_offline_group(jobs: list[Job], profile: Profile, mfacts, evidence_root, log: RunLog, progress,
                        eta: Progress, offline_parts: dict) -> None:
     """Every offline job in one child process, with one engine per configuration."""
-    from verify.live.offline import run_offline_jobs
+    from verify.runner.offline import run_offline_jobs
     first = [True]
 
     def on_result(job: Job, result: dict) -> None:
@@ -402,7 +402,7 @@ def write_artifacts(job: Job, record: dict, root: Path | None = None) -> None:
 
 def write_pages(job: Job, record: dict) -> list[Path]:
     """Write the pages a job generates (for example the executed notebook) from its record."""
-    from verify.live.profiles import DEFAULT_PROFILE
+    from verify.config.profiles import DEFAULT_PROFILE
     from verify.paths import DOCS
     if record["profile"] != DEFAULT_PROFILE:
         return []
@@ -415,7 +415,7 @@ def write_pages(job: Job, record: dict) -> list[Path]:
 
 def regenerate_pages() -> list[Path]:
     """Rewrite every generated page from the committed records (no server needed)."""
-    from verify.live.profiles import DEFAULT_PROFILE
+    from verify.config.profiles import DEFAULT_PROFILE
     written = []
     for job in all_jobs().values():
         record = store.load(job.id, DEFAULT_PROFILE) if job.page_files else None

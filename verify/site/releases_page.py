@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from verify.evidence import figures
 from verify.evidence.record import Record
-from verify.live.profiles import DEFAULT_PROFILE, PROFILES, Profile
+from verify.config.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from verify.registry import all_jobs
 from verify.site import agreement
 

@@ -4,7 +4,7 @@ A *profile* is a hardware set-up and the vLLM release that runs on it. `cpu`
 is the embedded default (any 2-core machine, no GPU, no model hub, vLLM CPU
 0.32.0); `cpu-oldest` is the same machine and model on the oldest CPU release
 that installs here (see the README, "Releases"), in an environment of its own
-(verify/live/releases.py); `t4` is the article's own set-up, run by the GPU
+(verify/config/releases.py); `t4` is the article's own set-up, run by the GPU
 workflow on a self-hosted runner. Upgrading a profile is changing its release:
 every record made on another release is then stale.
 
@@ -110,7 +110,7 @@ class Profile:
 
     def python(self, progress=print) -> str:
         """The interpreter with this profile's release (its cached environment is installed if missing)."""
-        from verify.live.releases import python_for
+        from verify.config.releases import python_for
         return python_for(self.distribution, self.release, progress)
 
     def argv(self, model_path: str, port: int | str, variant: str = DEFAULT_VARIANT,

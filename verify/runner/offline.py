@@ -1,7 +1,7 @@
 """The offline engine: vllm.LLM in-process, in one child process per run that never outlives it.
 
 Every offline job of a run runs in one child process (`python -m
-verify.live.offline OUT PROFILE MODEL T0 JOB...`) started in its own process
+verify.runner.offline OUT PROFILE MODEL T0 JOB...`) started in its own process
 group, like the server: the parent waits with a bounded timeout per job, shows
 progress, and stops the group on success, failure, Ctrl-C or its own death. The
 child builds `vllm.LLM` with the profile's model and engine arguments once
@@ -31,11 +31,11 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from verify.context import BaseContext, tracking
+from verify.runner.context import BaseContext, tracking
 from verify.errors import VerifyError
 from verify.evidence.store import write_atomic
 from verify.live import processes
-from verify.live.profiles import Profile, get_profile
+from verify.config.profiles import Profile, get_profile
 from verify.live.server import log_tail
 from verify.paths import ROOT
 
@@ -161,7 +161,7 @@ def run_offline_jobs(jobs: list, profile: Profile, progress=print, on_result=Non
     progress(f"starting the offline engine ({profile.name} profile) in a child process for "
              f"{', '.join(j.id for j in ordered)}; log: {log_path}")
     t0 = time.monotonic()
-    argv = [python, "-m", "verify.live.offline", str(workdir), profile.name, str(model_file), repr(t0),
+    argv = [python, "-m", "verify.runner.offline", str(workdir), profile.name, str(model_file), repr(t0),
             *(j.id for j in ordered)]
     proc = processes.spawn(argv, log_path, env=env)
     results: dict[str, dict] = {}

@@ -8,7 +8,7 @@ import httpx
 CLIENT_ERRORS = list(range(400, 500))
 
 
-def probe(method: str, url: str, json: dict | None = None, headers: dict | None = None,
+def answer(method: str, url: str, json: dict | None = None, headers: dict | None = None,
           timeout: float = 120.0) -> dict:
     out = {"capture": "probe", "method": method, "url_path": httpx.URL(url).path, "expect_status": CLIENT_ERRORS,
            "status": None, "error": None, "events": 0}

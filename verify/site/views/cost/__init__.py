@@ -1,0 +1,1 @@
+"""Views of the cost article's jobs."""

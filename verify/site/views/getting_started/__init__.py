@@ -1,0 +1,1 @@
+"""Views of the getting_started article's jobs."""

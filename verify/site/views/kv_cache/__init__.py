@@ -1,0 +1,1 @@
+"""Views of the kv_cache article's jobs."""

@@ -1,0 +1,1 @@
+"""Views of the lifecycle article's jobs."""

@@ -1,0 +1,1 @@
+"""Views of the offline article's jobs."""

@@ -1,0 +1,1 @@
+"""Views of the openai_server article's jobs."""

@@ -1,0 +1,1 @@
+"""Views of the prefill_decode article's jobs."""

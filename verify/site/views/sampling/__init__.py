@@ -1,0 +1,1 @@
+"""Views of the sampling article's jobs."""

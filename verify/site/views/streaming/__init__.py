@@ -1,0 +1,1 @@
+"""Views of the streaming article's jobs."""
