@@ -34,7 +34,7 @@ def our_processes() -> list[str]:
         pid, _, args = line.strip().partition(" ")
         if pid == mine:
             continue
-        if "vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or "verify.live.offline" in args or \
+        if "vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or "verify.runner.offline" in args or \
            (any(kind in args for kind in ("nginx", "caddy", "haproxy"))
             and any(f"{setup}-" in args for setup in PROXY_SETUPS)):
             found.append(line.strip())
@@ -58,7 +58,7 @@ def no_leftover_processes():
 @pytest.fixture(scope="session")
 def live_server(request):
     """A healthy vLLM server (embedded CPU profile) shared by every live test."""
-    from verify.live.profiles import get_profile
+    from verify.config.profiles import get_profile
     from verify.live.server import server_for
     cm = server_for(get_profile("cpu"), request.config.getoption("--server-url"),
                     progress=lambda m: print(m, file=sys.stderr, flush=True))

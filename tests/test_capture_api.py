@@ -18,7 +18,7 @@ from verify.measure import capture
 ROOT = Path(__file__).resolve().parents[1]
 # The modules that record raw observations; each counts from what it read.
 MAKERS = {"verify/measure/capture.py", "verify/measure/sse.py", "verify/measure/commands.py",
-          "verify/measure/cancel.py", "verify/measure/probe.py", "verify/live/server.py"}
+          "verify/measure/cancel.py", "verify/measure/request.py", "verify/live/server.py"}
 TAG = "capture"
 
 

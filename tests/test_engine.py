@@ -17,7 +17,7 @@ from verify.evidence import inputs as freeze
 from verify.site import html as render
 from verify.site.check import problems
 from verify.paths import DOCS, EVIDENCE
-from verify.live.profiles import PROFILES, get_profile
+from verify.config.profiles import PROFILES, get_profile
 from verify.registry import all_claims, all_jobs
 
 CPU = get_profile("cpu")
@@ -239,7 +239,7 @@ def test_a_malformed_stream_makes_a_claim_inconclusive_not_a_crash():
 
 
 def test_generated_pages_are_reproduced_exactly_from_the_evidence(tmp_path, monkeypatch):
-    from verify.runner import regenerate_pages
+    from verify.site.pages import regenerate_pages
     monkeypatch.setattr("verify.paths.DOCS", tmp_path)
     written = regenerate_pages()
     assert [p.name for p in written] == ["getting-started.ipynb"]

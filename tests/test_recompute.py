@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from verify.evidence import store
-from verify.live.profiles import PROFILES
+from verify.config.profiles import PROFILES
 from verify.registry import all_jobs
 
 RECORDED = [(job_id, profile) for job_id in sorted(all_jobs()) for profile in sorted(PROFILES)

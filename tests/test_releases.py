@@ -17,11 +17,11 @@ import pytest
 
 from verify.cli import main
 from verify.evidence.record import Record
-from verify.live import releases
-from verify.live.profiles import DEFAULT_PROFILE, PROFILES
+from verify.config import releases
+from verify.config.profiles import DEFAULT_PROFILE, PROFILES
 from verify.site import agreement
-from verify.site import releases as site_releases
-from verify.site.releases import ReleaseVerdict, since
+from verify.site import releases_page as site_releases
+from verify.site.releases_page import ReleaseVerdict, since
 
 
 def _digest(path) -> str | None:

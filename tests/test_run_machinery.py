@@ -15,12 +15,12 @@ import json
 import pytest
 
 from verify.captures import TAG
-from verify.context import RunContext
+from verify.runner.context import RunContext
 from verify.errors import VerifyError
 from verify.evidence import inputs as input_hashes
 from verify.evidence import store
 from verify.job import OFFLINE, Claim, Job, verdict_if
-from verify.live.profiles import PROFILES, VARIANTS, get_profile
+from verify.config.profiles import PROFILES, VARIANTS, get_profile
 from verify.paths import SNIPPETS
 from verify.registry import all_jobs
 from verify import runner
@@ -258,7 +258,7 @@ def test_real_failed_requests_are_failed_captures(live_server):
 
 
 def test_offline_jobs_that_start_engines_of_their_own_run_after_those_that_share_one():
-    from verify.live.offline import offline_order
+    from verify.runner.offline import offline_order
     jobs = all_jobs()
     order = [j.id for j in offline_order([jobs["offline-generation-defaults"], jobs["offline-vs-server"],
                                           jobs["offline-defaults"]])]

@@ -12,7 +12,7 @@ import shlex
 import pytest
 
 from tests.conftest import ROOT
-from verify.live.profiles import PROFILES, VARIANTS
+from verify.config.profiles import PROFILES, VARIANTS
 
 
 @pytest.fixture(scope="module")

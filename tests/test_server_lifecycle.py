@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import ROOT, VERIFY, our_processes, run_verify
 from verify.errors import VerifyError
-from verify.live.profiles import get_profile
+from verify.config.profiles import get_profile
 
 
 def _one_line_error(out: subprocess.CompletedProcess) -> str:

@@ -111,7 +111,7 @@ def test_reassemble_on_a_live_multibyte_stream(live_server):
 
 def test_server_snippets_match_profiles():
     """The serve commands a page shows use the flags of the profiles that produce the evidence."""
-    from verify.live.profiles import PROFILES
+    from verify.config.profiles import PROFILES
     t4 = (SNIPPETS / "server" / "serve_t4.sh").read_text()
     assert f"vllm serve {PROFILES['t4'].model_source}" in t4
     for token in PROFILES["t4"].flags:

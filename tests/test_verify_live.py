@@ -64,7 +64,7 @@ def _notebook_with_first_cell(tmp_path, source: str):
     code = next(c for c in nb["cells"] if c["cell_type"] == "code")
     code["source"] = source
     notebook.write_text(json.dumps(nb))
-    from verify.context import RunContext
+    from verify.runner.context import RunContext
 
     class EditedSnippets(RunContext):
         def snippet_path(self, relative):

@@ -19,6 +19,7 @@ which `verify status`, `verify check`, `verify run` and the site all use.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import inspect
 import json
@@ -70,6 +71,8 @@ def code_files(job) -> list[Path]:
     functions = [job.collect, *(c.decide for c in job.claims)]
     files = {job_file}
     for f in functions:
+        while isinstance(f, functools.partial):  # a rule made by a builder in another module
+            f = f.func
         try:
             files.add(Path(inspect.getsourcefile(f)).resolve())
         except TypeError:  # a builtin or a functools.partial of one

@@ -30,10 +30,6 @@ def record_path(job_id: str, profile: str, root: Path | None = None) -> Path:
     return (root or EVIDENCE) / job_id / f"{profile}.json"
 
 
-def artifact_path(job_id: str, profile: str, name: str, root: Path | None = None) -> Path:
-    return (root or EVIDENCE) / job_id / f"{profile}.{name}"
-
-
 def scrub(value):
     """A copy of value with credentials replaced by [redacted]."""
     if isinstance(value, dict):

@@ -118,3 +118,50 @@ def unwind_on_signals() -> None:
 
 
 atexit.register(_kill_all_groups)
+
+
+class Exited(Exception):
+    """The process ended before it was ready."""
+
+    def __init__(self, code: int):
+        super().__init__(f"exited with code {code}")
+        self.code = code
+
+
+class TimedOut(Exception):
+    """The process did not get ready in time."""
+
+
+def log_tail(path: Path, lines: int = 15) -> str:
+    """The last lines of a log, "" when there is none (yet)."""
+    try:
+        text = path.read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return ""
+    return "\n".join(text[-lines:])
+
+
+def wait_until(proc: subprocess.Popen, ready, timeout_s: float, progress=None, waiting_for: str = "",
+               log_path: Path | None = None, poll_s: float = 0.25, note_every_s: float = 10.0) -> None:
+    """Poll ready() until it is true; Exited if proc ends first, TimedOut after timeout_s.
+
+    The one start-up loop of the live parts (a server's /health, a proxy's port, the
+    offline child's next result). Every note_every_s, progress gets a line saying what is
+    awaited, for how long, and the log's last line, so a long start is never silent.
+    """
+    t0 = last_note = time.monotonic()
+    while True:
+        if ready():
+            return
+        code = proc.poll()
+        if code is not None:
+            raise Exited(code)
+        now = time.monotonic()
+        if now - t0 > timeout_s:
+            raise TimedOut(f"not ready after {timeout_s:.0f} s")
+        if progress and now - last_note >= note_every_s:
+            last_note = now
+            line = log_tail(log_path, 1) if log_path else ""
+            line = (line[:100] + "...") if len(line) > 100 else line
+            progress(f"  ... waiting for {waiting_for} ({now - t0:.0f} s{'; ' + line if line else ''})")
+        time.sleep(poll_s)

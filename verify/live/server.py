@@ -19,6 +19,7 @@ from typing import Iterator
 import httpx
 
 from verify.live import processes
+from verify.live.processes import log_tail
 from verify.errors import VerifyError
 from verify.config.profiles import DEFAULT_VARIANT, Profile, get_variant
 
@@ -79,14 +80,6 @@ class Server:
             return f.read().decode("utf-8", "replace").splitlines()
 
 
-def log_tail(path: Path, lines: int = 15) -> str:
-    try:
-        text = path.read_text("utf-8", "replace").splitlines()
-    except OSError:
-        return ""
-    return "\n".join(text[-lines:])
-
-
 def model_for(profile: Profile, progress=print) -> tuple[str, dict]:
     """The model a profile serves: the local folder of the embedded model, or a hub id; and its facts."""
     if profile.model_source == "embedded":
@@ -129,31 +122,21 @@ def managed_server(profile: Profile, port: int | None = None, progress=print,
 
 
 def _wait_healthy(server: Server, proc, timeout_s: float, t0: float, progress) -> None:
-    last_note = t0
     with httpx.Client(timeout=2.0) as client:
-        while True:
-            code = proc.poll()
-            if code is not None:
-                raise VerifyError(f"vLLM {server.profile.release} server exited with code {code} during start-up",
-                                  detail=log_tail(server.log_path))
+        def healthy() -> bool:
             try:
-                if client.get(server.url + "/health").status_code == 200:
-                    return
+                return client.get(server.url + "/health").status_code == 200
             except httpx.HTTPError:
-                pass
-            now = time.monotonic()
-            if now - t0 > timeout_s:
-                raise VerifyError(f"vLLM {server.profile.release} server not healthy after {timeout_s:.0f} s",
-                                  detail=log_tail(server.log_path))
-            if now - last_note >= 10:
-                last_note = now
-                progress(f"  ... waiting for /health ({now - t0:.0f} s; {_last_log_line(server.log_path)})")
-            time.sleep(0.25)
-
-
-def _last_log_line(path: Path) -> str:
-    tail = log_tail(path, 1)
-    return (tail[:100] + "...") if len(tail) > 100 else tail
+                return False
+        try:
+            processes.wait_until(proc, healthy, timeout_s - (time.monotonic() - t0), progress, "/health",
+                                 server.log_path)
+        except processes.Exited as e:
+            raise VerifyError(f"vLLM {server.profile.release} server exited with code {e.code} during start-up",
+                              detail=log_tail(server.log_path)) from None
+        except processes.TimedOut:
+            raise VerifyError(f"vLLM {server.profile.release} server not healthy after {timeout_s:.0f} s",
+                              detail=log_tail(server.log_path)) from None
 
 
 @contextlib.contextmanager

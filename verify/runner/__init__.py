@@ -30,6 +30,7 @@ from verify.evidence.record import Record
 from verify.job import OFFLINE, Job
 from verify.config.profiles import DEFAULT_VARIANT, Profile, combined_variant, get_variant
 from verify.registry import all_jobs, get_job
+from verify.site import pages
 
 
 @dataclass
@@ -363,7 +364,8 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
         log.changes += [(cid, previous["claims"][cid]["verdict"], v["verdict"]) for cid, v in record["claims"].items()
                         if cid in previous.get("claims", {}) and previous["claims"][cid]["verdict"] != v["verdict"]]
     store.save(record, evidence_root)
-    write_artifacts(job, record, evidence_root)
+    if evidence_root is None:  # the site's own evidence: its generated pages follow the record
+        pages.write_pages(job, record)
     summary = ", ".join(f"{cid.split('.')[-1]}={v['verdict']}" for cid, v in record["claims"].items())
     log.jobs.append((job.id, group_key(job), seconds, summary, start_inside))
     progress(f"[{job.id}] done in {seconds:.1f} s: {summary}" + (f"  ({eta.finished(job.id)})" if eta else ""))
@@ -391,35 +393,4 @@ def build_record(job: Job, profile: Profile, data: dict, opened: dict[str, str],
         },
     }
 
-
-def write_artifacts(job: Job, record: dict, root: Path | None = None) -> None:
-    for name, render in job.artifacts.items():
-        store.write_atomic(store.artifact_path(job.id, record["profile"], name, root), render(record))
-    # Generated pages show the default profile, and only when writing the site's own evidence.
-    if root is None:
-        write_pages(job, record)
-
-
-def write_pages(job: Job, record: dict) -> list[Path]:
-    """Write the pages a job generates (for example the executed notebook) from its record."""
-    from verify.config.profiles import DEFAULT_PROFILE
-    from verify.paths import DOCS
-    if record["profile"] != DEFAULT_PROFILE:
-        return []
-    written = []
-    for rel, render in job.page_files.items():
-        if store.write_atomic(DOCS / rel, render(record)):
-            written.append(DOCS / rel)
-    return written
-
-
-def regenerate_pages() -> list[Path]:
-    """Rewrite every generated page from the committed records (no server needed)."""
-    from verify.config.profiles import DEFAULT_PROFILE
-    written = []
-    for job in all_jobs().values():
-        record = store.load(job.id, DEFAULT_PROFILE) if job.page_files else None
-        if record:
-            written += write_pages(job, record)
-    return written
 

@@ -36,7 +36,7 @@ from verify.errors import VerifyError
 from verify.evidence.store import write_atomic
 from verify.live import processes
 from verify.config.profiles import Profile, get_profile
-from verify.live.server import log_tail
+from verify.live.processes import log_tail
 from verify.paths import ROOT
 
 # Longest one job may take in the child (its engine's start included) before the run gives up.
@@ -166,33 +166,27 @@ def run_offline_jobs(jobs: list, profile: Profile, progress=print, on_result=Non
     proc = processes.spawn(argv, log_path, env=env)
     results: dict[str, dict] = {}
     pending = list(ordered)
-    last_done, last_note = t0, t0
     try:
         while pending:
             job = pending[0]
             out = workdir / f"{job.id}.json"
-            if out.is_file():
-                results[job.id] = json.loads(out.read_text(encoding="utf-8"))
-                pending.pop(0)
-                last_done = time.monotonic()
-                if on_result:
-                    on_result(job, results[job.id])
-                continue
-            if proc.poll() is not None:
+            try:
+                # Each job gets its own time limit, counted from the previous job's result.
+                processes.wait_until(proc, out.is_file, JOB_TIMEOUT_S, progress,
+                                     f"the offline engine working on {job.id}", log_path, poll_s=0.2)
+            except processes.Exited:
                 break
-            now = time.monotonic()
-            if now - last_done > JOB_TIMEOUT_S:
+            except processes.TimedOut:
                 results[job.id] = {"error": f"offline job {job.id} did not finish within {JOB_TIMEOUT_S:.0f} s",
                                    "detail": log_tail(log_path)}
                 pending.pop(0)
                 if on_result:
                     on_result(job, results[job.id])
                 break
-            if now - last_note >= 10:
-                last_note = now
-                progress(f"  ... offline engine working on {job.id} ({now - last_done:.0f} s; "
-                         f"{log_tail(log_path, 1)[:100]})")
-            time.sleep(0.2)
+            results[job.id] = json.loads(out.read_text(encoding="utf-8"))
+            pending.pop(0)
+            if on_result:
+                on_result(job, results[job.id])
     finally:
         processes.stop_group(proc)
     for job in pending:

@@ -110,9 +110,11 @@ def missing_box(job_id: str) -> str:
     return f'\n<div class="verify-missing">No evidence recorded yet for job {text(job_id)}.</div>\n'
 
 
-def figure(job_id: str, src: str, alt: str, record, prefix: str, changed=()) -> str:
-    return (f'\n<figure class="verify-figure" id="figure-{text(job_id)}"><img src="{text(src)}" alt="{text(alt)}">'
-            f'<figcaption><small>Drawn by job <code>{text(job_id)}</code> from recorded data: '
+def figure(job_id: str, svg: str, alt: str, record, prefix: str, changed=()) -> str:
+    """A chart (inline SVG from verify/site/charts.py) with what it shows in words and where its data came from."""
+    return (f'\n<figure class="verify-figure" id="figure-{text(job_id)}" aria-label="{text(alt)}">'
+            f'<div class="verify-chart-box">{svg}</div>'
+            f'<figcaption><small>Drawn from the record of job <code>{text(job_id)}</code>: '
             f'{origin(record, prefix, changed)}</small></figcaption></figure>\n')
 
 

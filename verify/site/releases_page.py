@@ -3,7 +3,7 @@
 Profiles that differ only in their release (`cpu` and `cpu-oldest`) answer
 "since which version?": a claim box lists the verdict on each release, and the
 page "What changed between releases" lists every claim whose verdict differs
-and every headline figure (verify/evidence/figures.py) that moved beyond its
+and every headline figure (declared on its job, verify/headline.py) that moved beyond its
 job's tolerance, with links to both records. Profiles on other hardware (t4)
 are not compared here: a difference there says nothing about the release.
 """
@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from packaging.version import Version
 
-from verify.evidence import figures
+from verify import headline
+from verify.captures import failed_captures
 from verify.evidence.record import Record
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from verify.registry import all_jobs
@@ -70,7 +71,7 @@ class Change:
     newer: Record
     claim_id: str = ""
     claim_text: str = ""
-    figure: dict | None = None  # figures.moved() entry
+    figure: dict | None = None  # headline.moved() entry
 
     @property
     def same_machine(self) -> bool:
@@ -92,16 +93,18 @@ def changes(older: str, newer: str = DEFAULT_PROFILE) -> tuple[list[Change], lis
         for claim in job.claims:
             if a.record.verdict(claim.id)["verdict"] != b.record.verdict(claim.id)["verdict"]:
                 verdicts.append(Change(job.id, a.record, b.record, claim.id, claim.text))
-        for entry in figures.moved(job.id, a.record.data, b.record.data):
-            moved.append(Change(job.id, a.record, b.record, figure=entry))
+        # A record whose capture failed has no figures to compare; any other must give them all.
+        if job.headline and not failed_captures(a.record.data) and not failed_captures(b.record.data):
+            for entry in headline.moved(job.headline, a.record.data, b.record.data):
+                moved.append(Change(job.id, a.record, b.record, figure=entry))
     return verdicts, moved, compared
 
 
 def tolerances() -> list[list[str]]:
     """One row per job with headline figures: its tolerance, why, and the figures (names from its record)."""
     rows = []
-    for job_id, f in sorted(figures.FIGURES.items()):
-        record = agreement.claim_state(all_jobs()[job_id].claims[0].id, DEFAULT_PROFILE).record
-        names = sorted(figures.figures_of(job_id, record.data)) if record else []
-        rows.append([job_id, f"{f.tolerance * 100:.0f} %", f.why, "; ".join(names)])
+    for job in sorted(all_jobs().values(), key=lambda j: j.id):
+        if job.headline:
+            f = job.headline
+            rows.append([job.id, f"{f.tolerance * 100:.0f} %", f.why, "; ".join(sorted(f.names))])
     return rows

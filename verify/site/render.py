@@ -21,7 +21,7 @@ from verify.errors import VerifyError
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES
 from verify.paths import DOCS
 from verify.registry import all_jobs, find_claim
-from verify.site import agreement, html, releases_page
+from verify.site import agreement, charts, html, releases_page, views
 from verify.site.directives import page_claims, parse_directives
 
 Warn = Callable[[str], None]
@@ -78,20 +78,27 @@ def _main_record(src: str, warn: Warn, job_id: str):
 
 def _evidence(src: str, warn: Warn, prefix: str, job_id: str, fragment: str) -> str:
     job, state = _main_record(src, warn, job_id)
-    if fragment not in job.fragments:
-        raise VerifyError(f"{src}: job {job_id} has no fragment {fragment!r} (has: {', '.join(job.fragments)})")
+    shown = views.fragments(job)
+    if fragment not in shown:
+        raise VerifyError(f"{src}: job {job_id} has no fragment {fragment!r} (has: {', '.join(shown) or 'none'}; "
+                          f"they are defined in {views.module_name(job)})")
     if state.record is None:
         return html.missing_box(job_id)
-    body = job.fragments[fragment](state.record.raw)
+    body = shown[fragment](state.record.raw)
     return html.fragment_box(job_id, fragment, body, state.record, prefix, state.changed)
 
 
 def _figure(src: str, warn: Warn, prefix: str, job_id: str, name: str, alt: str = "") -> str:
     job, state = _main_record(src, warn, job_id)
+    drawn = views.charts(job)
+    if name not in drawn:
+        raise VerifyError(f"{src}: job {job_id} has no chart {name!r} (has: {', '.join(drawn) or 'none'}; "
+                          f"they are defined in {views.module_name(job)})")
     if state.record is None:
         return html.missing_box(job_id)
-    url = f"{prefix}evidence/{job_id}/{state.record.profile}.{name}"
-    return html.figure(job_id, url, alt, state.record, prefix, state.changed)
+    chart = drawn[name](state.record.raw)
+    picture = chart if isinstance(chart, str) else charts.svg(chart)
+    return html.figure(job_id, picture, alt, state.record, prefix, state.changed)
 
 
 def claim_counts(markdown: str, where: str) -> tuple[dict[str, int], str | None]:

@@ -9,7 +9,7 @@ prefix-cache counters read around each.
 
 from __future__ import annotations
 
-from verify.site import html as render
+from verify.headline import EXACT, Headline
 from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "cost/usage_of.py"
@@ -135,21 +135,17 @@ def decide_counter(d):
                       "cached tokens")
 
 
-def fragment(record):
-    d = record["data"]
-    rows = []
-    labels = {"n1": "chat, n=1", "n3": f"chat, n={N}", "completions_default": "completions, no max_tokens",
-              "chat_default": "chat, no max_tokens, prompt near the context's end", "repeat_first": "long prompt, first",
-              "repeat_second": "same long prompt again"}
-    for key, label in labels.items():
-        x = d[key]
-        rows.append([label, x["prompt_tokens"], x["completion_tokens"],
-                     "n/a" if x.get("cached_tokens", None) is None else x["cached_tokens"],
-                     f"{x['engine']['prompt_tokens_total']:.0f}", f"{x['engine']['generation_tokens_total']:.0f}",
-                     f"{x['engine']['prefix_cache_hits_total']:.0f}"])
-    return render.table(["request", "usage: prompt_tokens", "usage: completion_tokens", "usage: cached_tokens",
-                         "engine: prompt tokens counted", "engine: tokens generated", "engine: prefix-cache hits"],
-                        rows)
+# --- headline figures
+
+HEADLINE = Headline({
+    "completion tokens of /v1/completions without max_tokens": lambda d: d["completions_default"]["completion_tokens"],
+    "completion tokens of /v1/chat/completions without max_tokens, prompt near the context's end":
+        lambda d: d["chat_default"]["completion_tokens"],
+    f"prompt tokens billed for an n={N} request": lambda d: d["n3"]["prompt_tokens"],
+    f"prompt tokens the engine counted for the same n={N} request":
+        lambda d: d["n3"]["engine"]["prompt_tokens_total"],
+    "prefix-cache hits of a long prompt sent again": lambda d: d["repeat_second"]["engine"]["prefix_cache_hits_total"],
+}, EXACT, "token counts are exact", "tokens")
 
 
 JOB = Job(
@@ -173,5 +169,5 @@ JOB = Job(
         Claim("billing.counter-counts-cached", "vllm:prompt_tokens_total counts a repeated prompt's cached tokens "
               "as if computed.", decide_counter),
     ),
-    fragments={"table": fragment},
+    headline=HEADLINE,
 )

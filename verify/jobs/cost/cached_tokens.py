@@ -7,7 +7,6 @@ against the engine's prefix-cache hits for it.
 
 from __future__ import annotations
 
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "cost/usage_of.py"
@@ -49,13 +48,6 @@ def decide_reported(d):
                       f"(the engine counted {b['engine_hits']:.0f} hits); prompt_tokens {a['prompt_tokens']} both times")
 
 
-def fragment(record):
-    rows = [[name, x["prompt_tokens"], x["cached_tokens"], f"{x['engine_hits']:.0f}"]
-            for name, x in record["data"].items()]
-    return render.table(["request (same prompt, --enable-prompt-tokens-details)", "usage: prompt_tokens",
-                         "usage: prompt_tokens_details.cached_tokens", "engine: prefix-cache hits"], rows)
-
-
 JOB = Job(
     id="cached-tokens",
     title="Cached prompt tokens in usage",
@@ -68,5 +60,4 @@ JOB = Job(
               "reports the prefix-cache hits of the request, while prompt_tokens stays the whole prompt.",
               decide_reported),
     ),
-    fragments={"table": fragment},
 )

@@ -73,21 +73,6 @@ def decide(d):
                       (f"; first error: {first_error}" if first_error else ""))
 
 
-def executed_page(record) -> str:
-    """The executed notebook with a first cell saying where its outputs come from."""
-    nb = json.loads(json.dumps(record["data"]["executed"]))
-    p = record["provenance"]
-    note = (f"*Outputs recorded by the verify stage (job `getting-started-notebook`) against a live server: "
-            f"{record['profile']} profile, vLLM {p['server'].get('version')}, "
-            f"{p['server']['profile']['model'].split(' (')[0]}, {p['hardware'].get('cpu', '')}, {p['date'][:10]}, "
-            f"commit {(p['git'].get('commit') or 'unknown')[:10]}. "
-            f"[Raw record](../evidence/getting-started-notebook/{record['profile']}.json). "
-            "This file is generated; edit `snippets/getting-started/getting_started.ipynb` instead.*")
-    nb["cells"].insert(1, {"cell_type": "markdown", "metadata": {}, "source": note, "id": "verify-provenance"})
-    nb["metadata"]["verify"] = {"generated": "by verify run getting-started-notebook; do not edit"}
-    return json.dumps(nb, indent=1, ensure_ascii=False) + "\n"
-
-
 JOB = Job(
     id="getting-started-notebook",
     title="The Getting-Started Notebook, executed",
@@ -96,5 +81,4 @@ JOB = Job(
     collect=collect,
     claims=(Claim("getting-started-notebook.runs", "Every cell of the Getting-Started notebook runs against a live "
                   "vLLM server and prints its result.", decide),),
-    page_files={PAGE: executed_page},
 )

@@ -8,7 +8,6 @@ around each request, one request at a time.
 
 from __future__ import annotations
 
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "kv-cache/prefix_hits.py"
@@ -64,12 +63,6 @@ def decide_prompt_logprobs(d):
                       f"hit {case['hits']:.0f} tokens (queried {case['queries']:.0f}); without, {_hits(d, CASES[1]):.0f}")
 
 
-def fragment(record):
-    rows = [[case, x["prompt_tokens"], f"{x['queries']:.0f}", f"{x['hits']:.0f}"]
-            for case, x in record["data"]["cases"].items()]
-    return render.table(["request (same prompt each time)", "prompt tokens", "tokens queried", "tokens hit"], rows)
-
-
 JOB = Job(
     id="cache-isolation",
     title="cache_salt and prompt logprobs against the prefix cache",
@@ -83,5 +76,4 @@ JOB = Job(
         Claim("cache-isolation.prompt-logprobs-skip-cache", "A request asking for prompt logprobs does not read "
               "the prefix cache, even for a prompt that is cached.", decide_prompt_logprobs),
     ),
-    fragments={"table": fragment},
 )

@@ -8,7 +8,6 @@ fits, as the reference. The engine's preemption counter is read around both.
 
 from __future__ import annotations
 
-from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
 REQUESTS = 6
@@ -75,18 +74,6 @@ def decide_same_output(d):
                                         f"(reference: {REFERENCE_AT_ONCE} at a time, 0 preemptions)")
 
 
-def fragment(record):
-    d = record["data"]
-    rows = []
-    for label, key, at_once in (("all at once", "loaded", REQUESTS), ("reference", "reference", REFERENCE_AT_ONCE)):
-        b = d[key]
-        rows.append([label, at_once, f"{b['preemptions']:.0f}",
-                     sum(1 for r in b["results"] if r["finish_reason"] == "length"), f"{b['prompt_tokens']:.0f}"])
-    return render.table([f"run ({REQUESTS} requests, {MAX_TOKENS} tokens each; cache {d['num_blocks']} blocks of "
-                         f"{d['block_size']})", "at once", "preemptions", "finished (length)",
-                         "prompt tokens the engine counted"], rows)
-
-
 JOB = Job(
     id="kv-preemption",
     title="When the KV cache is too small for the load",
@@ -102,5 +89,4 @@ JOB = Job(
               "all its tokens.", decide_all_finish),
         Claim("kv-preemption.greedy-unchanged", "Preemption does not change greedy answers.", decide_same_output),
     ),
-    fragments={"table": fragment},
 )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from verify.site import html as render
+from verify.headline import EXACT, Headline
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
 SNIPPET = "kv-cache/cache_config.py"
@@ -109,22 +109,15 @@ def decide_prefix_caching(d):
                       f"command line (hash {cc.get('prefix_caching_hash_algo')})")
 
 
-def fragment(record):
-    d = record["data"]
-    cc, rep, calc, c = d["cache_config"], _reported(d), worked_out(d), d["model_config"]
-    head = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
-    return render.table(["", "value"], [
-        ["layers x key-value heads x head size (config.json)", f"{c['num_hidden_layers']} x {c['num_key_value_heads']} x {head}"],
-        ["bytes per value (--dtype " + str(d["dtype"]) + ")", DTYPE_BYTES[d["dtype"]]],
-        ["bytes per token (keys and values)", f"{calc['bytes_per_token']:,}"],
-        ["memory given to the cache (kv_cache_memory_bytes)", f"{int(cc['kv_cache_memory_bytes']):,}"],
-        ["block size (tokens)", cc["block_size"]],
-        ["blocks: worked out / reported", f"{calc['blocks']} / {cc['num_gpu_blocks']}"],
-        ["tokens: worked out / reported at start-up", f"{calc['tokens']:,} / {rep['tokens']:,}"],
-        [f"maximum concurrency at {rep['per_request']:,} tokens per request", f"{rep['concurrency']}x"],
-        ["prefix caching", cc["enable_prefix_caching"]],
-    ]) + render.pre(d["report"]["lines"], "the server's start-up report")
+# --- headline figures
 
+HEADLINE = Headline({
+    "KV cache size reported at start-up (tokens)": lambda d: _reported(d)["tokens"],
+    "KV cache blocks (num_gpu_blocks)": lambda d: d["cache_config"]["num_gpu_blocks"],
+    "block size (tokens)": lambda d: d["cache_config"]["block_size"],
+    "maximum concurrency at the full context length (requests)": lambda d: _reported(d)["concurrency"],
+    "memory given to the KV cache (MiB)": lambda d: int(d["cache_config"]["kv_cache_memory_bytes"]) / 2**20,
+}, EXACT, "the sizes, counts and limits the server reports are exact")
 
 JOB = Job(
     id="kv-sizing",
@@ -143,5 +136,5 @@ JOB = Job(
               decide_block_size),
         Claim("kv-sizing.prefix-caching-default", "Prefix caching is on by default.", decide_prefix_caching),
     ),
-    fragments={"table": fragment},
+    headline=HEADLINE,
 )

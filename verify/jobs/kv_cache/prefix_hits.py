@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import statistics
 
-from verify.site import html as render
+from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, median, ms
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
+from verify.measure import units
 
 # Prompt lengths in tokens, around the CPU build's 128-token block: under one block, exactly one,
 # one more than one, exactly two, and long.
@@ -125,30 +126,21 @@ def decide_faster(d):
         return Verdict(INCONCLUSIVE, "a timed request produced no text")
     c, w = statistics.median(cold), statistics.median(warm)
     return verdict_if(w < FASTER_BELOW * c,
-                      f"{TIMED_LENGTH}-token prompt, {len(cold)} rounds: TTFT cold median {render.ms(c)} "
-                      f"(range {render.ms(min(cold))} to {render.ms(max(cold))}), with a hit median {render.ms(w)} "
-                      f"(range {render.ms(min(warm))} to {render.ms(max(warm))}); threshold {FASTER_BELOW:.0%} of cold")
+                      f"{TIMED_LENGTH}-token prompt, {len(cold)} rounds: TTFT cold median {units.ms(c)} "
+                      f"(range {units.ms(min(cold))} to {units.ms(max(cold))}), with a hit median {units.ms(w)} "
+                      f"(range {units.ms(min(warm))} to {units.ms(max(warm))}); threshold {FASTER_BELOW:.0%} of cold")
 
 
-def fragment(record):
-    d = record["data"]
-    rows = []
-    for n, x in d["lengths"].items():
-        p = x["warm"]["prompt_tokens"]
-        rows.append([p, f"{x['cold']['queries']:.0f} / {x['cold']['hits']:.0f}",
-                     f"{x['warm']['queries']:.0f} / {x['warm']['hits']:.0f}", expected_hits(p, d["block_size"]),
-                     "same" if x["cold"]["text"] == x["warm"]["text"] else "different"])
-    return render.table([f"prompt tokens (block size {d['block_size']})", "first request: queried / hit tokens",
-                         "second request: queried / hit tokens", "(tokens - 1) rounded down to whole blocks",
-                         "greedy output, second against first"], rows)
+# --- headline figures
+
+def _timed_ttft_ms(d, which: str) -> float:
+    return ms(median(t[which]["ttft_s"] for t in d["timed"]))
 
 
-def fragment_timed(record):
-    rows = [[i + 1, render.ms(t["cold"]["ttft_s"]), render.ms(t["warm"]["ttft_s"]), f"{t['warm']['hits']:.0f}"]
-            for i, t in enumerate(record["data"]["timed"])]
-    return render.table([f"round ({TIMED_LENGTH}-token prompt)", "TTFT, cold", "TTFT, same prompt again",
-                         "tokens hit"], rows)
-
+HEADLINE = Headline({
+    "time to first token, long prompt, cold, median": lambda d: _timed_ttft_ms(d, "cold"),
+    "time to first token, the same long prompt again (cache hit), median": lambda d: _timed_ttft_ms(d, "warm"),
+}, TIMING_TOLERANCE, TIMING_WHY, "ms")
 
 JOB = Job(
     id="prefix-hits",
@@ -168,5 +160,5 @@ JOB = Job(
         Claim("prefix-hits.hit-skips-prefill", "A hit skips the prefill of the cached blocks: time to first token of "
               "a long repeated prompt falls to a fraction of the cold one.", decide_faster),
     ),
-    fragments={"table": fragment, "timed": fragment_timed},
+    headline=HEADLINE,
 )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 ENDINGS = ("stop", "length", "abort", "too-long")
 REQUEST_LOG = re.compile(r"Added request|[Aa]bort|Finished request|chatcmpl-")
@@ -138,25 +137,6 @@ def decide_silent(d):
                       ", ".join(f"{k} {v}" for k, v in lines.items()))
 
 
-def fragment_metrics(record):
-    d = record["data"]
-    rows = []
-    for e in ENDINGS:
-        x = d["endings"][e]
-        moved = x["metrics_delta"]
-        success = ", ".join(f"{k.split('=')[1].rstrip('}')} +{v:.0f}" for k, v in moved.items()
-                            if k.startswith("vllm:request_success_total")) or "unchanged"
-        rows.append([e, x["status"], success, f"+{moved.get(E2E_COUNT, 0):.0f}",
-                     f"+{moved.get('vllm:generation_tokens_total', 0):.0f}", len(x["log"])])
-    return render.table(["ending", "HTTP status", "request_success_total by finished_reason",
-                         "e2e latency observations", "tokens generated", "request log lines"], rows)
-
-
-def fragment_log(record):
-    lines = [line for e in ENDINGS for line in record["data"]["endings"][e]["log"]]
-    return render.pre(lines or ["(no request-level log lines)"], "request-level log lines for the four endings")
-
-
 def endings_job(job_id: str, variant: str, logged: bool) -> Job:
     label = "with --enable-log-requests" if logged else "on a server started without --enable-log-requests"
     claims = [
@@ -185,5 +165,4 @@ def endings_job(job_id: str, variant: str, logged: bool) -> Job:
         variant=variant,
         collect=collect,
         claims=tuple(claims),
-        fragments={"metrics": fragment_metrics, "log": fragment_log},
     )

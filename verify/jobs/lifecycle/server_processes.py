@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "lifecycle/server_processes.py"
 MAX_TOKENS = 200
@@ -83,16 +82,6 @@ def decide_memory(d):
     return verdict_if(ok, "resident memory: " + ", ".join(f"{p['name']} {p['rss_mib']} MiB" for p in d["after"]))
 
 
-def fragment(record):
-    d = record["data"]
-    cpu = {p["pid"]: p["cpu_s"] for p in d["before"]}
-    role_of = {p["pid"]: role for role, p in _roles(d["after"]).items()}
-    rows = [[p["pid"], p["ppid"], p["name"], role_of.get(p["pid"], "helper"), f"{p['rss_mib']} MiB",
-             f"{p['cpu_s'] - cpu.get(p['pid'], 0.0):.2f} s"] for p in d["after"]]
-    return render.table(["pid", "parent", "name", "role", "resident memory",
-                         f"CPU during one {d['generation']['max_tokens']}-token stream"], rows)
-
-
 JOB = Job(
     id="server-processes",
     title="The processes of a running server",
@@ -108,5 +97,4 @@ JOB = Job(
         Claim("server-processes.worker-holds-model", "The worker holds the model: it is the largest process in memory.",
               decide_memory),
     ),
-    fragments={"table": fragment},
 )

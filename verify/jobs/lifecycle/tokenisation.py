@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "lifecycle/count_prompt_tokens.py"
 MESSAGES = {
@@ -71,19 +70,6 @@ def decide_detok(d):
     return verdict_if(all(ok for _, ok, _ in rows), "; ".join(f"{k}: {why}" for k, _, why in rows))
 
 
-def fragment(record):
-    rows = [[k, " / ".join(m["content"] for m in MESSAGES.get(k, [])) or k, r["counts"]["text_alone"],
-             r["counts"]["with_chat_template"], r["usage"]["prompt_tokens"]]
-            for k, r in record["data"]["requests"].items()]
-    return render.table(["messages", "text", "/tokenize, text alone", "/tokenize, with chat template",
-                         "usage.prompt_tokens"], rows)
-
-
-def fragment_templated(record):
-    return render.pre(record["data"]["templated_short_prompt"].splitlines(),
-                      "what the model reads for the one message 'Say hi.' (the chat template's output)")
-
-
 JOB = Job(
     id="tokenisation",
     title="Tokenisation: what a prompt costs",
@@ -100,5 +86,4 @@ JOB = Job(
         Claim("tokenisation.detokenised-text", "The text a response carries is its generated token ids, detokenised, "
               "except the end-of-turn token that stopped it: that one is counted but not shown.", decide_detok),
     ),
-    fragments={"table": fragment, "templated": fragment_templated},
 )

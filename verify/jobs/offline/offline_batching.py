@@ -7,8 +7,8 @@ once one at a time, timed, with the outputs compared.
 
 from __future__ import annotations
 
+from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline
 from verify.job import OFFLINE, Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "offline/batch_vs_loop.py"
 SIZES = (1, 4, 16)
@@ -62,37 +62,16 @@ def decide_same(d):
                                                f"{len(same)} of {len(SIZES)} batch sizes")
 
 
-def figure(record) -> str:
-    d = record["data"]
-    w, h, left, bottom, top, right = 520, 240, 50, 40, 20, 20
-    s = {k: speedup(d["sizes"][str(k)]) for k in SIZES}
-    ymax = max(s.values()) * 1.2
-    bar = (w - left - right) / (len(SIZES) * 2)
-    y = lambda v: h - bottom - (h - bottom - top) * v / ymax
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w} {h}" role="img" class="verify-figure">',
-             f'<line x1="{left}" y1="{h - bottom}" x2="{w - right}" y2="{h - bottom}" stroke="currentColor"/>',
-             f'<line x1="{left}" y1="{top}" x2="{left}" y2="{h - bottom}" stroke="currentColor"/>',
-             f'<text x="{(w + left) / 2}" y="{h - 8}" text-anchor="middle" font-size="12" fill="currentColor">'
-             'prompts</text>',
-             f'<text x="14" y="{(h - bottom + top) / 2}" font-size="12" fill="currentColor" transform="rotate(-90 14 '
-             f'{(h - bottom + top) / 2})" text-anchor="middle">speed-up of one call over a loop</text>']
-    for i, k in enumerate(SIZES):
-        x0 = left + bar * (2 * i + 0.5)
-        parts.append(f'<rect x="{x0:.1f}" y="{y(s[k]):.1f}" width="{bar:.1f}" height="{h - bottom - y(s[k]):.1f}" '
-                     'fill="#1565c0"/>')
-        parts.append(f'<text x="{x0 + bar / 2:.1f}" y="{h - bottom + 15}" text-anchor="middle" font-size="11" '
-                     f'fill="currentColor">{k}</text>')
-        parts.append(f'<text x="{x0 + bar / 2:.1f}" y="{y(s[k]) - 5:.1f}" text-anchor="middle" font-size="11" '
-                     f'fill="currentColor">{s[k]:.1f}x</text>')
-    parts.append("</svg>")
-    return "\n".join(parts) + "\n"
+# --- headline figures
 
+_LARGEST = str(SIZES[-1])
 
-def fragment(record):
-    rows = [[k, f"{x['batch_seconds']:.2f} s", f"{x['loop_seconds']:.2f} s", f"{speedup(x):.1f}x",
-             "identical" if x["same_outputs"] else "different"] for k, x in record["data"]["sizes"].items()]
-    return render.table([f"prompts ({MAX_TOKENS} tokens each)", "one generate() call", "one call per prompt",
-                         "speed-up", "greedy outputs"], rows)
+HEADLINE = Headline({
+    "one generate() call, 1 prompt (s)": lambda d: d["sizes"]["1"]["batch_seconds"],
+    f"one generate() call, {_LARGEST} prompts (s)": lambda d: d["sizes"][_LARGEST]["batch_seconds"],
+    f"one call per prompt, {_LARGEST} prompts (s)": lambda d: d["sizes"][_LARGEST]["loop_seconds"],
+    f"speed-up of one call over a loop, {_LARGEST} prompts (x)": lambda d: speedup(d["sizes"][_LARGEST]),
+}, TIMING_TOLERANCE, TIMING_WHY)
 
 
 JOB = Job(
@@ -111,6 +90,5 @@ JOB = Job(
         Claim("offline-batching.same-outputs", "Greedy outputs were the same in one call and in one call per prompt, "
               "at every batch size measured.", decide_same),
     ),
-    fragments={"table": fragment},
-    artifacts={"speedup.svg": figure},
+    headline=HEADLINE,
 )

@@ -8,7 +8,6 @@ model's chat template applied by its own tokenizer.
 from __future__ import annotations
 
 from verify.job import OFFLINE, Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "offline/chat_vs_generate.py"
 TEXT = "Name three colours."
@@ -51,14 +50,6 @@ def decide_answers_differ(d):
                       f"{d['generate']['text'][:60]!r}")
 
 
-def fragment(record):
-    d = record["data"]
-    return render.table(["call", "prompt tokens", "greedy answer"], [
-        ["llm.chat()", len(d["chat"]["prompt_token_ids"]), d["chat"]["text"]],
-        ["llm.generate()", len(d["generate"]["prompt_token_ids"]), d["generate"]["text"]],
-    ]) + render.pre(d["chat"]["prompt"].splitlines(), "the prompt chat() sent, decoded")
-
-
 JOB = Job(
     id="offline-chat",
     title="chat() against generate()",
@@ -73,5 +64,4 @@ JOB = Job(
         Claim("offline-chat.answers-differ", "For the same text, the greedy answer through chat() differed from the "
               "one through generate().", decide_answers_differ),
     ),
-    fragments={"table": fragment},
 )

@@ -7,7 +7,6 @@ profile's model and engine arguments.
 from __future__ import annotations
 
 from verify.job import OFFLINE, Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "offline/forgot_max_tokens.py"
 DOCUMENTED_DEFAULT = 16
@@ -61,12 +60,6 @@ def decide_order(d):
                             f"{'in input order' if same else 'in another order'}")
 
 
-def fragment_outputs(record):
-    rows = [[i, r["prompt"], r["tokens"], r["finish_reason"], r["text"]]
-            for i, r in enumerate(record["data"]["generate"]["results"])]
-    return render.table(["#", "prompt", "tokens", "finish_reason", "text"], rows)
-
-
 JOB = Job(
     id="offline-defaults",
     title="SamplingParams() defaults and result order in the offline engine",
@@ -83,5 +76,4 @@ JOB = Job(
         Claim("offline-defaults.input-order", "generate() returns its outputs in the order of the prompts.",
               decide_order),
     ),
-    fragments={"outputs": fragment_outputs},
 )

@@ -12,7 +12,6 @@ temperature, and one that also sets max_tokens.
 from __future__ import annotations
 
 from verify.job import OFFLINE, Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "offline/generation_defaults.py"
 # The sampling fields written into the copy's generation_config.json.
@@ -125,21 +124,6 @@ def decide_server(d):
                       f"temperature only: {_lengths(only_t)}; with max_tokens {SERVER_MAX_TOKENS}: {_lengths(with_max)}")
 
 
-def fragment(record) -> str:
-    d = record["data"]
-    fields = ("temperature", "top_p", "top_k", "repetition_penalty", "max_tokens")
-    model = {**d["model_defaults"], "max_tokens": d["model_defaults"]["max_new_tokens"]}
-    ways = list(d["ways"])
-    rows = [[k, str(model[k]), *(str(d["ways"][w]["settings"][k]) for w in ways)] for k in fields]
-    rows.append(["answer lengths, tokens (finish reason)", "", *(_lengths(d["ways"][w]["outputs"]) for w in ways)])
-    return render.table(["field", "the copy's generation_config.json", *ways], rows)
-
-
-def server_fragment(record) -> str:
-    rows = [[label, _lengths(x["answers"])] for label, x in record["data"]["server"].items()]
-    return render.table(["chat request sets", "completion tokens (finish reason), per prompt"], rows)
-
-
 JOB = Job(
     id="offline-generation-defaults",
     title="The model's generation defaults against an explicit SamplingParams",
@@ -162,5 +146,4 @@ JOB = Job(
               "but not max_tokens stops at the model's max_new_tokens; a request's own max_tokens wins where it "
               "sets one.", decide_server),
     ),
-    fragments={"settings": fragment, "server": server_fragment},
 )

@@ -13,9 +13,9 @@ server start of the run before this job, launch to healthy.
 
 from __future__ import annotations
 
+from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, median
 from verify.job import OFFLINE, Claim, Job, verdict_if
 from verify.measure.stats import summary
-from verify.site import html as render
 
 SNIPPET = "offline/same_batch_two_ways.py"
 PROMPTS = 160  # more than the server's default max_num_seqs on CPU (128), fewer than the offline engine's (256)
@@ -162,23 +162,21 @@ def decide_same_outputs(d):
                       if not differing else f"answers differ from the first offline trial in: {differing}")
 
 
-def fragment(record) -> str:
-    d = record["data"]
-    off, srv = d["offline"], d["server"]
-    o, s = summary([throughput(t, d) for t in off["trials"]]), summary([throughput(t, d) for t in srv["trials"]])
-    rows = [
-        ["sequence limit; requests running at once",
-         f"limit {off['limits']['max_num_seqs']} (the engine's configuration; running count not observed)",
-         f"at most {max(t['peak_running'] for t in srv['trials']):.0f} running, "
-         f"up to {max(t['peak_waiting'] for t in srv['trials']):.0f} waiting (observed)"],
-        [f"throughput, tokens/s (median of {TRIALS}; min to max)", f"{o['median']:.0f} ({o['min']:.0f} to {o['max']:.0f})",
-         f"{s['median']:.0f} ({s['min']:.0f} to {s['max']:.0f})"],
-        ["start-up from a fresh process, s (the run's own starts)",
-         f"{_span(off['starts_s'])} ({len(off['starts_s'])} start), launch to constructed" if off["starts_s"] else "not timed",
-         f"{_span(srv['starts_s'])} ({len(srv['starts_s'])} starts), launch to healthy" if srv["starts_s"] else "not timed"],
-    ]
-    return render.table([f"{d['prompts']} prompts x {d['max_tokens']} tokens", "vllm.LLM, one generate()",
-                         "server, every request at once"], rows)
+# --- headline figures
+
+def _offline_throughput(d, engine: str) -> float:
+    return median(throughput(t, d) for t in d[engine]["trials"])
+
+
+# THROUGHPUT_TOLERANCE (10 %) compares the two engines within one run; between runs of one
+# release their medians differ by up to about a third.
+HEADLINE = Headline({
+    "offline engine throughput, median (tokens/s)": lambda d: _offline_throughput(d, "offline"),
+    "server throughput, every request in flight, median (tokens/s)": lambda d: _offline_throughput(d, "server"),
+    "offline engine start-up, fresh process to constructed vllm.LLM, median (s)":
+        lambda d: median(d["offline"]["starts_s"]),
+    "server start-up, launch to healthy, median (s)": lambda d: median(d["server"]["starts_s"]),
+}, TIMING_TOLERANCE, TIMING_WHY)
 
 
 JOB = Job(
@@ -204,5 +202,5 @@ JOB = Job(
         Claim("offline-vs-server.starts-sooner", "From a fresh process, the offline engine is ready markedly sooner "
               f"than the server (by more than {STARTS_SOONER_BY:.0%}).", decide_starts_sooner),
     ),
-    fragments={"table": fragment},
+    headline=HEADLINE,
 )

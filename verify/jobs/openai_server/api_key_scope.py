@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "openai-server/which_need_a_key.py"
 
@@ -38,11 +37,6 @@ def decide_open(d):
                       f"answered without the key: {', '.join(open_) or 'none'}; of {', '.join(others)}")
 
 
-def fragment(record):
-    rows = [[n, c["without key"], c["with key"]] for n, c in record["data"]["endpoints"].items()]
-    return render.table(["endpoint", "HTTP status without the key", "HTTP status with it"], rows)
-
-
 JOB = Job(
     id="api-key-scope",
     title="What --api-key protects",
@@ -56,5 +50,4 @@ JOB = Job(
         Claim("api-key-scope.rest-open", "With --api-key, /health, /version, /metrics and /tokenize still answer "
               "without the key: the key protects /v1 only.", decide_open),
     ),
-    fragments={"table": fragment},
 )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 OPENAI_ERROR_KEYS = {"message", "type", "param", "code"}
 BASE = {"model": "chat", "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 10}
@@ -24,9 +23,9 @@ CASES = {
 
 
 def collect(ctx) -> dict:
-    from verify.measure.answer import answer
+    from verify.measure.request import send
     mark = ctx.server.log_size()
-    out = {name: probe("POST", ctx.base_url + "/chat/completions", json={**BASE, **params})
+    out = {name: send("POST", ctx.base_url + "/chat/completions", json={**BASE, **params})
            for name, params in CASES.items()}
     log_read, log = ctx.server.log_capture(mark) if ctx.server.managed else (None, [])
     return {"cases": out, "managed": ctx.server.managed, **({"log_read": log_read} if log_read else {}),
@@ -87,16 +86,6 @@ def decide_types(d):
                       " (OpenAI's own API uses 'invalid_request_error')")
 
 
-def fragment(record):
-    d = record["data"]
-    rows = []
-    for n in CASES:
-        c = _c(d, n)
-        e = _err(d, n)
-        rows.append([n, c["status"], e.get("type", ""), e.get("param") or "", (e.get("message") or "")[:110]])
-    return render.table(["request", "HTTP status", "error.type", "error.param", "error.message"], rows)
-
-
 JOB = Job(
     id="request-handling",
     title="What the server accepts, adjusts and refuses",
@@ -118,5 +107,4 @@ JOB = Job(
         Claim("request-handling.error-types-differ", "The error types are not OpenAI's: a client that matches on "
               "error.type == 'invalid_request_error' never matches.", decide_types),
     ),
-    fragments={"table": fragment},
 )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "openai-server/endpoints.py"
 OPENAI_MODEL_FIELDS = {"id", "object", "created", "owned_by"}
@@ -60,11 +59,6 @@ def decide_metrics(d):
                                                     f"the first {m['first_vllm_sample']!r}")
 
 
-def fragment(record):
-    rows = [[name, e["status"], e["content_type"][:40], e["text"][:90]] for name, e in record["data"]["endpoints"].items()]
-    return render.table(["endpoint", "HTTP status", "content type", "body (start)"], rows)
-
-
 JOB = Job(
     id="server-endpoints",
     title="The endpoints beyond chat and completions",
@@ -81,5 +75,4 @@ JOB = Job(
               "/v1.", decide_tokenize_root),
         Claim("server-endpoints.metrics-prometheus", "/metrics serves Prometheus text.", decide_metrics),
     ),
-    fragments={"table": fragment},
 )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 CASES = {
     "n=2 with temperature 0": {"n": 2, "temperature": 0},
@@ -18,11 +17,11 @@ CASES = {
 
 
 def collect(ctx) -> dict:
-    from verify.measure.answer import answer
+    from verify.measure.request import send
     out = {}
     for name, params in CASES.items():
         body = {"model": "chat", "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 10, **params}
-        out[name] = {**probe("POST", ctx.base_url + "/chat/completions", json=body), "params": params}
+        out[name] = {**send("POST", ctx.base_url + "/chat/completions", json=body), "params": params}
     return {"cases": out}
 
 
@@ -68,13 +67,6 @@ def decide_names_parameter(d):
                       f"parameter in error.param; without it: {', '.join(n for n in rejected if n not in named) or 'none'}")
 
 
-def fragment(record):
-    d = record["data"]
-    rows = [[n, d["cases"][n]["status"], _err(d, n).get("param") or "", _err(d, n).get("message", "")[:140]]
-            for n in CASES]
-    return render.table(["request", "HTTP status", "error.param", "error.message"], rows)
-
-
 JOB = Job(
     id="parameter-validation",
     title="Sampling parameters the server refuses",
@@ -92,5 +84,4 @@ JOB = Job(
         Claim("parameter-validation.error-names-parameter", "Every refusal names the offending parameter in "
               "error.param.", decide_names_parameter),
     ),
-    fragments={"table": fragment},
 )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "sampling/repeat_and_batch.py"
 IN_A_ROW = 5
@@ -69,18 +68,6 @@ def decide_unseeded(d):
                                           f"{_distinct(row)} distinct answers")
 
 
-def fragment(record):
-    rows = []
-    for name in ("greedy", "seeded", "unseeded"):
-        x = record["data"][name]
-        first = x["in_a_row"][0]
-        rows.append([name, ", ".join(f"{k}={v}" for k, v in x["params"].items()),
-                     f"{_distinct(x['in_a_row'])} of {len(x['in_a_row'])}",
-                     f"{sum(a == first for a in x['among_others'])} of {len(x['among_others'])}", first])
-    return render.table(["sampling", "parameters", "distinct answers in a row", "same answer among others",
-                         "first answer"], rows)
-
-
 JOB = Job(
     id="reproducibility",
     title="Reproducible sampling: greedy, seeded, unseeded",
@@ -100,5 +87,4 @@ JOB = Job(
         Claim("reproducibility.unseeded-varies", "Without a seed, the same sampled request gives different answers.",
               decide_unseeded),
     ),
-    fragments={"table": fragment},
 )

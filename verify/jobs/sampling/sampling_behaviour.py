@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 STOP_SNIPPET = "sampling/stop_strings.py"
 TEMPERATURES = (0.3, 1.0, 1.8)
@@ -15,7 +14,7 @@ PENALTIES = (1.0, 1.8)
 
 def collect(ctx) -> dict:
     from verify.measure import capture
-    from verify.measure.answer import answer
+    from verify.measure.request import send
     stops = ctx.snippet(STOP_SNIPPET)
     url = ctx.base_url + "/chat/completions"
     data = {"stop": {}}
@@ -27,16 +26,16 @@ def collect(ctx) -> dict:
     for t in TEMPERATURES:
         body = {"model": "chat", "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 1,
                 "temperature": t, "seed": 1, "logprobs": True, "top_logprobs": 5}
-        data["logprobs"][str(t)] = probe("POST", url, json=body)
+        data["logprobs"][str(t)] = send("POST", url, json=body)
     say_hi = {"model": "chat", "messages": [{"role": "user", "content": "Say hi."}], "max_tokens": 60, "temperature": 0}
-    data["min_tokens"] = {"without": probe("POST", url, json=say_hi),
-                          "with": probe("POST", url, json={**say_hi, "min_tokens": MIN_TOKENS})}
+    data["min_tokens"] = {"without": send("POST", url, json=say_hi),
+                          "with": send("POST", url, json={**say_hi, "min_tokens": MIN_TOKENS})}
     repeat = {"model": "chat", "messages": [{"role": "user", "content": "Write the word apple twenty times."}],
               "max_tokens": 40, "temperature": 0}
-    data["repetition"] = {str(p): probe("POST", url, json={**repeat, "repetition_penalty": p}) for p in PENALTIES}
+    data["repetition"] = {str(p): send("POST", url, json={**repeat, "repetition_penalty": p}) for p in PENALTIES}
     # A request that sets no sampling parameter at all; the server logs what it applied.
     mark = ctx.server.log_size()
-    data["nothing_set"] = probe("POST", url, json={"model": "chat", "messages": [{"role": "user", "content": "Hi."}]})
+    data["nothing_set"] = send("POST", url, json={"model": "chat", "messages": [{"role": "user", "content": "Hi."}]})
     rid = (data["nothing_set"].get("body") or {}).get("id", "")
     data["nothing_set_log"] = [line for line in ctx.server.log_since(mark) if rid and rid in line and "params:" in line]
     data["managed"] = ctx.server.managed
@@ -122,22 +121,6 @@ def decide_defaults(d):
                       f"generation_config.json sets {', '.join(model_sets) or 'no sampling field'}")
 
 
-def fragment(record):
-    d = record["data"]
-    rows = [["stop ', 4'", d["stop"]["False"]["text"], d["stop"]["False"]["finish_reason"], d["stop"]["False"]["stop_reason"]],
-            ["stop ', 4', include_stop_str_in_output", d["stop"]["True"]["text"], d["stop"]["True"]["finish_reason"],
-             d["stop"]["True"]["stop_reason"]]]
-    return render.table(["request", "text", "finish_reason", "stop_reason"], rows)
-
-
-def fragment_logprobs(record):
-    d = record["data"]
-    tops = {t: _top(d, t) for t in TEMPERATURES}
-    tokens = sorted(set().union(*tops.values()), key=lambda tok: -max(x.get(tok, -99) for x in tops.values()))
-    rows = [[repr(tok)] + [f"{tops[t][tok]:.4f}" if tok in tops[t] else "" for t in TEMPERATURES] for tok in tokens]
-    return render.table(["first token"] + [f"logprob at temperature {t}" for t in TEMPERATURES], rows)
-
-
 JOB = Job(
     id="sampling-behaviour",
     title="Stop strings, logprobs, min_tokens and defaults",
@@ -158,5 +141,4 @@ JOB = Job(
         Claim("sampling-behaviour.defaults-when-unset", "A request that sets no sampling parameter gets temperature 1.0 "
               "and top_p 1.0: the embedded model's generation config sets none.", decide_defaults),
     ),
-    fragments={"stop": fragment, "logprobs": fragment_logprobs},
 )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
+from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, median, ms
 from verify.job import Claim, Job, verdict_if
-from verify.site import html as render
 
 SNIPPET = "sampling/json_schema.py"
 SAMPLES = 8
@@ -74,13 +74,16 @@ def decide_cost(d):
                                             f"required)")
 
 
-def fragment(record):
-    d = record["data"]
-    rows = [["constrained", s["text"], "yes" if _valid(s["text"]) else "no", s["tokens"], f"{s['seconds']:.2f} s"]
-            for s in d["constrained"]["samples"][:4]]
-    rows += [["unconstrained", s["text"], "yes" if _valid(s["text"]) else "no", s["tokens"], f"{s['seconds']:.2f} s"]
-             for s in d["unconstrained"]["samples"][:4]]
-    return render.table(["request", "answer", "matches the schema", "tokens", "time"], rows)
+# --- headline figures
+
+def _per_token_ms(samples) -> float:
+    return ms(median(s["seconds"] / s["tokens"] for s in samples if s["tokens"]))
+
+
+HEADLINE = Headline({
+    "time per output token, JSON schema constrained, median": lambda d: _per_token_ms(d["constrained"]["samples"]),
+    "time per output token, unconstrained, median": lambda d: _per_token_ms(d["unconstrained"]["samples"]),
+}, TIMING_TOLERANCE, TIMING_WHY, "ms")
 
 
 JOB = Job(
@@ -95,5 +98,5 @@ JOB = Job(
         Claim("structured-output.small-cost", "The constraint costs little time per token once its grammar is "
               "compiled.", decide_cost),
     ),
-    fragments={"samples": fragment},
+    headline=HEADLINE,
 )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import functools
 
-from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
 CLIENTS = ("httpx", "openai")
@@ -90,24 +89,6 @@ def _decide_log_line(d):
                                     else "no log line mentions an abort (server started with --enable-log-requests)"))
 
 
-def _fragment(record):
-    rows = []
-    for c in CLIENTS:
-        t = record["data"]["trials"][c]
-        rows.append([t["path"], c, f"{t['client_gone_at_s']:.2f} s",
-                     "still running" if t["stop_after_disconnect_s"] is None else f"{t['stop_after_disconnect_s']:.2f} s",
-                     f"{t['generated_tokens']:.0f} / {t['max_tokens']}",
-                     f"{(t['kv_cache_usage_at_disconnect'] or 0) * 100:.2f} % → {t['kv_cache_usage_after'] * 100:.2f} %",
-                     "; ".join(t["proxy_access_log"]) or "-"])
-    return render.table(["path", "client", "client left at", "engine stopped after", "tokens generated",
-                         "KV cache usage", "nginx access log ($msec $status $request_time ...)"], rows)
-
-
-def _fragment_log(record):
-    lines = [line for c in CLIENTS for line in record["data"]["trials"][c]["request_log_lines"]]
-    return render.pre(lines or ["(no request log lines)"], "server log lines for the abandoned requests")
-
-
 def cancellation_job(job_id: str, label: str, proxy_setup: str | None, expect_stop: bool = True,
                      max_tokens: int = MAX_TOKENS) -> Job:
     if expect_stop:
@@ -128,5 +109,4 @@ def cancellation_job(job_id: str, label: str, proxy_setup: str | None, expect_st
         pages=PAGES if proxy_setup is None else ("streaming.md",),
         collect=_collect(proxy_setup, max_tokens),
         claims=tuple(claims),
-        fragments={"table": _fragment, "log": _fragment_log},
     )

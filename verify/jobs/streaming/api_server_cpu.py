@@ -14,7 +14,7 @@ the paired ratios.
 
 from __future__ import annotations
 
-from verify.site import html as render
+from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, median
 from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "lifecycle/server_processes.py"
@@ -127,20 +127,24 @@ def decide_small_beside_engine(d):
                                            f"{len(shares)} batches")
 
 
-def fragment(record):
-    import statistics
-    d = record["data"]
-    rows = []
-    for c in LEVELS:
-        for stream in (False, True):
-            per = [cpu_per_token_ms(b) for b in _by(d, stream, c)]
-            api, engine = [p["api"] for p in per], [p["engine"] for p in per]
-            rows.append([c, "yes" if stream else "no", len(per), f"{statistics.median(api):.2f} ms",
-                         f"{min(api):.2f} to {max(api):.2f} ms", f"{statistics.median(engine):.2f} ms",
-                         f"{statistics.median(a / e for a, e in zip(api, engine)) * 100:.1f} %"])
-    return render.table(["concurrency", "streamed", "batches", "API server CPU per token (median)", "min to max",
-                         "engine CPU per token (core + worker, median)", "API server / engine (median)"], rows)
+# --- headline figures
 
+def _median_cpu_per_token_ms(d, stream: bool, concurrency: int, part: str) -> float:
+    """The median over the job's rounds of one mode and concurrency."""
+    return median(cpu_per_token_ms(b)[part] for b in d["batches"]
+                  if b["stream"] == stream and b["concurrency"] == concurrency)
+
+
+HEADLINE = Headline({
+    "API server CPU per generated token, one request at a time, not streamed":
+        lambda d: _median_cpu_per_token_ms(d, False, min(LEVELS), "api"),
+    "API server CPU per generated token, one request at a time, streamed":
+        lambda d: _median_cpu_per_token_ms(d, True, min(LEVELS), "api"),
+    f"API server CPU per generated token, {max(LEVELS)} requests at once, streamed":
+        lambda d: _median_cpu_per_token_ms(d, True, max(LEVELS), "api"),
+    "engine CPU per generated token, one request at a time, streamed":
+        lambda d: _median_cpu_per_token_ms(d, True, min(LEVELS), "engine"),
+}, TIMING_TOLERANCE, TIMING_WHY, "ms")
 
 JOB = Job(
     id="api-server-cpu",
@@ -156,5 +160,5 @@ JOB = Job(
         Claim("api-server-cpu.small-beside-engine", "On the embedded CPU profile, the API server's CPU per token is a "
               "small fraction of the engine's.", decide_small_beside_engine),
     ),
-    fragments={"table": fragment},
+    headline=HEADLINE,
 )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 
-from verify.site import html as render
 from verify.jobs.streaming._cancellation import STOP_TOLERANCE_S, was_generating
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
@@ -57,18 +56,6 @@ def _decide(name, expect_stop):
     return functools.partial(_decide_trial, name, expect_stop)
 
 
-def fragment(record):
-    rows = []
-    for name, (client, setup) in TRIALS.items():
-        t = record["data"]["trials"][name]
-        rows.append([name, setup, client, f"{t['client_gone_at_s']:.2f} s",
-                     "still running" if t["stop_after_disconnect_s"] is None else f"{t['stop_after_disconnect_s']:.2f} s",
-                     f"{t['generated_tokens']:.0f} / {t['max_tokens']}",
-                     "; ".join(t["proxy_access_log"]) or "-"])
-    return render.table(["request", "nginx set-up", "client", "client left at", "engine stopped after",
-                         "tokens generated", "nginx access log ($msec $status $request_time ...)"], rows)
-
-
 JOB = Job(
     id="cancel-nginx-ignore-abort",
     title="Cancellation: through nginx with proxy_ignore_client_abort on",
@@ -88,5 +75,4 @@ JOB = Job(
               f"default (off), the same abandoned non-streaming request stops the engine within "
               f"{STOP_TOLERANCE_S:.0f} s.", _decide("non-streaming, abort not ignored", True)),
     ),
-    fragments={"table": fragment},
 )

@@ -7,7 +7,6 @@ decoded on its own by the server's /detokenize to see why its text is empty.
 
 from __future__ import annotations
 
-from verify.site import html as render
 from verify.measure import transcript
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 
@@ -122,19 +121,6 @@ def decide_finish_token(d):
     return Verdict("confirmed", summary)
 
 
-def fragment_table(record):
-    rows = []
-    for name, stream in record["data"]["streams"].items():
-        s = _shape(stream)
-        token = record["data"]["finish_tokens"][name]
-        rows.append([name, s["n_chunks"], s["completion_tokens"], repr(s["first_content"]), s["finish_reason"],
-                     f"{token['token_ids']} {token['decoded_alone']!r}", repr(s["finish_text"]),
-                     ", ".join(map(str, s["empty_mid"])) or "none"])
-    return render.table(["prompt", "chunks with a choice", "completion_tokens", "first chunk content", "finish_reason",
-                         "token on the finish chunk (decoded alone)", "text on the finish chunk",
-                         "empty chunks mid-stream (index)"], rows)
-
-
 JOB = Job(
     id="chunk-shapes",
     title="Chunk shapes over many prompts",
@@ -156,5 +142,4 @@ JOB = Job(
         Claim("chunk-shapes.empty-mid-stream", "Chunks with no text can appear in the middle of a stream.",
               decide_empty_mid),
     ),
-    fragments={"table": fragment_table},
 )

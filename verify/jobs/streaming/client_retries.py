@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from verify.site import html as render
 from verify.job import Claim, Job, Verdict, verdict_if
 
 SNIPPETS = ("streaming/client_settings.py",)
@@ -101,24 +100,6 @@ def decide_sequential(d):
                       "had none been aborted when its client gave up")
 
 
-def fragment(record):
-    d = record["data"]
-    t = d["default_timeout"]
-    return render.table(["", "value"], [
-        ["openai version", d["openai_version"]],
-        ["default timeout (connect / read / write / pool)", f"{t['connect']} / {t['read']} / {t['write']} / {t['pool']} s"],
-        ["default max_retries", d["default_max_retries"]],
-        [f"copies the server ran, default retries, {d['client_timeout_s']:.0f} s timeout",
-         f"{d['default_retries']['copies_started']} (client gave up after {d['default_retries']['client_seconds']:.1f} s: "
-         f"{d['default_retries']['client_error']})"],
-        ["most copies running at once; tokens generated in all (default retries)",
-         f"{d['default_retries'].get('max_running', 'n/a')}; {d['default_retries'].get('generated_tokens', 'n/a')}"],
-        [f"copies the server ran, max_retries=0, {d['client_timeout_s']:.0f} s timeout",
-         f"{d['no_retries']['copies_started']} (client gave up after {d['no_retries']['client_seconds']:.1f} s: "
-         f"{d['no_retries']['client_error']})"],
-    ])
-
-
 JOB = Job(
     id="client-retries",
     title="The openai client's timeout and retries",
@@ -134,5 +115,4 @@ JOB = Job(
         Claim("client-retries.amplification", "With default retries, a client timeout shorter than the generation makes "
               "the server run the same request several times.", decide_amplification),
     ),
-    fragments={"table": fragment},
 )

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 from verify.measure import transcript
 
@@ -94,17 +91,6 @@ def decide_clients(d):
                       (", ".join(f"{k} ({n} replacement characters)" for k, n in garbled.items()) or "none"))
 
 
-def fragment_chunks(record):
-    rows = [[i, json.dumps(c["token_ids"]), repr(c.get("tokens_decoded_alone")), repr(c["content"]),
-             c.get("finish_reason") or ""] for i, c in enumerate(record["data"]["chunks"])]
-    return render.table(["chunk", "token ids", "each token decoded alone", "text sent", "finish_reason"], rows)
-
-
-def fragment_clients(record):
-    return render.table(["how the client rebuilt the text", "result"],
-                        [[k, v] for k, v in record["data"]["results"].items()])
-
-
 JOB = Job(
     id="detokenisation",
     title="Multi-byte characters across chunks",
@@ -119,5 +105,4 @@ JOB = Job(
         Claim("detokenisation.piecewise-decoding-garbles", "Concatenating the streamed strings is exact; decoding "
               "pieces of bytes on their own garbles multi-byte characters.", decide_clients),
     ),
-    fragments={"chunks": fragment_chunks, "clients": fragment_clients},
 )

@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 from verify.measure.transcript import chunks, payloads
 
@@ -82,15 +81,6 @@ def decide_broken(d):
                       f"{e['error'] or 'a clean end of body'}")
 
 
-def _tail(name, caption):
-    def render_it(record):
-        s = record["data"][name]
-        lines = [i for i in s["lines"] if i["line"]][-3:]
-        extra = [{"t": lines[-1]["t"] if lines else 0, "line": f"(connection error: {s['error']})"}] if s.get("error") else []
-        return render.timed_transcript(lines + extra, caption)
-    return render_it
-
-
 JOB = Job(
     id="finish-reasons",
     title="Why a stream ends",
@@ -104,7 +94,4 @@ JOB = Job(
         Claim("finish-reasons.broken", "A stream cut by a broken connection ends with no finish_reason and no [DONE].",
               decide_broken),
     ),
-    fragments={"stop": _tail("stop", "end of a stream the model finished"),
-               "length": _tail("length", "end of a stream cut by max_tokens=8"),
-               "broken": _tail("broken", f"end of a stream whose proxy stopped {CUT_AFTER_S} s in")},
 )

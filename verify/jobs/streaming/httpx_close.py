@@ -7,7 +7,6 @@ measured: how long the close takes on the client, and when the engine stops.
 
 from __future__ import annotations
 
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 
 SNIPPETS = ("streaming/cancel_httpx.py",)
@@ -57,14 +56,6 @@ def decide(d):
                               f"the engine stopped {stopped}, after {d['generated_tokens']:.0f} of {d['max_tokens']} tokens")
 
 
-def fragment(record):
-    d = record["data"]
-    return render.table(["httpx", "close took", "engine stopped after close", "tokens generated"],
-                        [[d["httpx_version"], render.ms(d["close_seconds"]),
-                          "never" if d["engine_stopped_after_s"] is None else f"{d['engine_stopped_after_s']:.2f} s",
-                          f"{d['generated_tokens']:.0f} / {d['max_tokens']}"]])
-
-
 JOB = Job(
     id="httpx-close",
     title="Closing an httpx stream",
@@ -73,5 +64,4 @@ JOB = Job(
     collect=collect,
     claims=(Claim("httpx-close.prompt", "Leaving an httpx stream block closes the connection at once; it does not "
                   "read the rest of the body first.", decide),),
-    fragments={"table": fragment},
 )

@@ -8,7 +8,7 @@ streaming. The configs are the files under snippets/caddy/ and snippets/haproxy/
 
 from __future__ import annotations
 
-from verify.jobs.streaming.proxy_buffering import _decide, capture_paths, fragment_for
+from verify.jobs.streaming.proxy_buffering import _decide, capture_paths
 from verify.job import Claim, Job
 
 PROXIES = {"caddy": "Caddy", "haproxy": "HAProxy"}
@@ -19,10 +19,6 @@ HOW = {"default": "with its default settings", "tls": "with its default settings
 
 def collect(ctx) -> dict:
     return capture_paths(ctx, PATHS)
-
-
-def fragment(record):
-    return fragment_for(record, PATHS)
 
 
 JOB = Job(
@@ -36,5 +32,4 @@ JOB = Job(
         Claim(f"other-proxies.{path}", f"Through {PROXIES[path.split('-')[0]]} {HOW[path.split('-', 1)[1]]}, tokens "
               "reach the client one at a time, as they do directly.", _decide(path, False))
         for path in PATHS[1:]),
-    fragments={"table": fragment},
 )

@@ -8,7 +8,6 @@ see the engine notice a client that leaves.
 
 from __future__ import annotations
 
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "streaming/probe.sh"
@@ -73,12 +72,6 @@ def decide_cancel(d):
     return verdict_if(c["verdict"] == "ok", f"probe through {SETUP}: cancellation {c['verdict']} ({c['measured']})")
 
 
-def fragment_output(record):
-    d = record["data"]
-    return render.pre(d["run"]["lines"] + [f"(exit status {d['run']['exit_code']})"],
-                      "the probe's table, through nginx with default settings and TLS termination (captured)")
-
-
 JOB = Job(
     id="probe-tls-default",
     title="The probe command against the TLS ingress",
@@ -92,5 +85,4 @@ JOB = Job(
         Claim("probe-tls-default.cancel-reaches-engine", "Through the same path, with the engine's metrics, the probe "
               "sees the engine stop when its client leaves.", decide_cancel),
     ),
-    fragments={"output": fragment_output},
 )

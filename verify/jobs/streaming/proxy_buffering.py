@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import functools
 
-from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
+from verify.measure import units
 
 PATHS = ("direct", "nginx-default", "nginx-tls", "nginx-streaming", "nginx-tls-streaming")
 MAX_TOKENS = 80
@@ -78,8 +78,8 @@ def _decide_path(path, in_blocks, d):
                                      f"{MIN_EVENTS} cannot show how they were delivered")
     ok = x["ratio"] < BLOCKS_BELOW if in_blocks else x["ratio"] >= SMOOTH_ABOVE
     return verdict_if(ok, f"{path}: {x['events']} events arrived in {x['deliveries']} deliveries "
-                          f"({x['ratio'] * 100:.0f} %); first text after {render.ms(x['ttft'])} "
-                          f"(direct: {direct['deliveries']} deliveries, first text after {render.ms(direct['ttft'])})")
+                          f"({x['ratio'] * 100:.0f} %); first text after {units.ms(x['ttft'])} "
+                          f"(direct: {direct['deliveries']} deliveries, first text after {units.ms(direct['ttft'])})")
 
 
 def _decide(path, in_blocks):
@@ -96,24 +96,9 @@ def decide_server_unaffected(d):
     slow = max(found.values()) - direct
     blocked = delivery(d["captures"]["nginx-tls"])
     return verdict_if(slow <= SERVER_TTFT_TOLERANCE_S,
-                      "the server's own TTFT: " + ", ".join(f"{p} {render.ms(v)}" for p, v in found.items()) +
-                      f" (tolerance {render.ms(SERVER_TTFT_TOLERANCE_S)} over direct), while the client behind "
-                      f"nginx-tls saw its first text after {render.ms(blocked['ttft'])}")
-
-
-def fragment(record):
-    return fragment_for(record, PATHS)
-
-
-def fragment_for(record, paths):
-    d = record["data"]
-    rows = []
-    for path in paths:
-        x = delivery(d["captures"][path])
-        server = [render.ms(server_seconds(d, path, m)) if "server_side" in d else "n/a" for m in SERVER_SIDE]
-        rows.append([path, x["events"], x["deliveries"], render.ms(x["ttft"]), render.ms(x["e2e"]), *server])
-    return render.table(["path", "SSE events", "separate deliveries (lines > 5 ms apart)", "first text seen by client",
-                         "last line", "server's TTFT", "server's e2e"], rows)
+                      "the server's own TTFT: " + ", ".join(f"{p} {units.ms(v)}" for p, v in found.items()) +
+                      f" (tolerance {units.ms(SERVER_TTFT_TOLERANCE_S)} over direct), while the client behind "
+                      f"nginx-tls saw its first text after {units.ms(blocked['ttft'])}")
 
 
 JOB = Job(
@@ -135,5 +120,4 @@ JOB = Job(
         Claim("proxy-buffering.nginx-tls-streaming", "With TLS termination and the streaming settings, tokens reach "
               "the client one at a time, as they do directly.", _decide("nginx-tls-streaming", False)),
     ),
-    fragments={"table": fragment},
 )

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
+from verify.measure import units
 
 SETUP = "nginx-short-read-timeout"
 CONFIG = "nginx/short-read-timeout.conf"
@@ -119,49 +119,31 @@ def decide_long_stream(d):
                                      f"{limit:.0f} s timeout")
     return verdict_if(t["done"] and t["max_gap"] < limit,
                       f"a stream of {t['events']} events lasted {lasted:.1f} s through a {limit:.0f} s read timeout; "
-                      f"longest gap {render.ms(t['max_gap'])}; [DONE] {'received' if t['done'] else 'missing'}")
+                      f"longest gap {units.ms(t['max_gap'])}; [DONE] {'received' if t['done'] else 'missing'}")
 
 
 def decide_slow_first_token(d):
     direct, via, limit = _timing(d["slow_first_token_direct"]), _timing(d["slow_first_token"]), d["timeout_s"]
     if direct["first_text"] is None or direct["first_text"] <= limit:
-        return Verdict(INCONCLUSIVE, f"directly, the first text came after {render.ms(direct['first_text'])}, "
+        return Verdict(INCONCLUSIVE, f"directly, the first text came after {units.ms(direct['first_text'])}, "
                                      f"not longer than the {limit:.0f} s timeout")
     cut = via["status"] == 504 or not via["done"]
     return verdict_if(cut and via["first_text"] is None,
-                      f"directly, the first text came after {render.ms(direct['first_text'])}; through nginx "
+                      f"directly, the first text came after {units.ms(direct['first_text'])}; through nginx "
                       f"with a {limit:.0f} s read timeout: HTTP {via['status']}, "
                       f"{'no text' if via['first_text'] is None else 'text'} received, response ended after "
-                      f"{render.ms(via['end'])}")
+                      f"{units.ms(via['end'])}")
 
 
 def decide_non_streaming(d):
     direct, via, limit = _timing(d["non_streaming_direct"]), _timing(d["non_streaming"]), d["timeout_s"]
     n = d["tokens"]["non_streaming"]
     if direct["end"] is None or direct["end"] <= limit:
-        return Verdict(INCONCLUSIVE, f"directly, generating {n} tokens took {render.ms(direct['end'])}, not longer "
+        return Verdict(INCONCLUSIVE, f"directly, generating {n} tokens took {units.ms(direct['end'])}, not longer "
                                      f"than the {limit:.0f} s timeout")
     return verdict_if(via["status"] == 504 and via["end"] is not None and via["end"] >= limit,
-                      f"a non-streaming request generating {n} tokens ({render.ms(direct['end'])} directly) through "
-                      f"a {limit:.0f} s read timeout: HTTP {via['status']} after {render.ms(via['end'])}")
-
-
-def fragment(record):
-    d = record["data"]
-    n = d["tokens"]
-    labels = {"calibration": f"stream, {CALIBRATION_TOKENS} tokens, directly (measures the gap between tokens)",
-              "long_stream": f"stream, {n['long_stream']} tokens, through nginx",
-              "slow_first_token_direct": "stream, long prompt, directly (no proxy)",
-              "slow_first_token": "stream, long prompt, through nginx",
-              "non_streaming_direct": f"non-streaming, {n['non_streaming']} tokens, directly (no proxy)",
-              "non_streaming": f"non-streaming, {n['non_streaming']} tokens, through nginx"}
-    rows = []
-    for key, label in labels.items():
-        t = _timing(d[key])
-        rows.append([label, t["status"], render.ms(t["first_text"]), render.ms(t["max_gap"]),
-                     render.ms(t["end"]), "yes" if t["done"] else "no"])
-    return render.table([f"request (read timeout {d['timeout_s']:.0f} s)", "HTTP status", "first text",
-                         "longest gap between events", "response ended", "[DONE]"], rows)
+                      f"a non-streaming request generating {n} tokens ({units.ms(direct['end'])} directly) through "
+                      f"a {limit:.0f} s read timeout: HTTP {via['status']} after {units.ms(via['end'])}")
 
 
 JOB = Job(
@@ -181,5 +163,4 @@ JOB = Job(
               "proxy_read_timeout fails with HTTP 504: for it, the whole generation is one silence.",
               decide_non_streaming),
     ),
-    fragments={"table": fragment},
 )

@@ -8,7 +8,6 @@ is shown as text.
 
 from __future__ import annotations
 
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 from verify.measure.transcript import streamed_text
 
@@ -32,10 +31,6 @@ def decide(d):
                                            f"the markup the model wrote ({len(text)} characters, no escaping)")
 
 
-def fragment_text(record):
-    return render.pre([_text(record["data"])], "the text of the captured stream, shown as text", "untrusted-output")
-
-
 JOB = Job(
     id="untrusted-output",
     title="Markup in model output",
@@ -45,5 +40,4 @@ JOB = Job(
     shares_server=True,  # reads only what the API answers
     claims=(Claim("untrusted-output.passed-through", "The server passes markup in model output through unchanged: "
                   "whatever displays it must escape it.", decide),),
-    fragments={"text": fragment_text},
 )

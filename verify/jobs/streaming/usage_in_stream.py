@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 
-from verify.site import html as render
 from verify.job import INCONCLUSIVE, Claim, Job, Verdict, verdict_if
 from verify.measure.transcript import chunks
 
@@ -68,11 +67,6 @@ def decide_matches(d):
     return verdict_if(same, "both stopped by themselves (finish_reason stop); " + counts)
 
 
-def fragment_final_chunk(record):
-    lines = [i for i in record["data"]["raw_with"]["lines"] if i["line"]][-3:]
-    return render.timed_transcript(lines, "the end of a stream with stream_options.include_usage (captured)")
-
-
 JOB = Job(
     id="usage-in-stream",
     title="Token usage in streams",
@@ -87,5 +81,4 @@ JOB = Job(
         Claim("usage-in-stream.matches-non-streaming", "The streamed counts equal those of the same request "
               "made without streaming.", decide_matches),
     ),
-    fragments={"final-chunk": fragment_final_chunk},
 )

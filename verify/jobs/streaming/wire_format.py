@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 
-from verify.site import html as render
 from verify.job import Claim, Job, verdict_if
 from verify.measure.transcript import arrival_spread, chunks, payloads
 
@@ -90,23 +89,6 @@ def _burst(d, mode):
                       f"{with_n * 1000:.0f} ms with -N ({TRIALS} interleaved runs each; burst means <= {BURST_S * 1000:.0f} ms)")
 
 
-def fragment_transcript(name):
-    def render_it(record):
-        lines = record["data"][name]["lines"]
-        return render.timed_transcript(lines, f"curl -N, /v1/{'chat/completions' if name == 'chat' else 'completions'}: "
-                                              "each line with its arrival time")
-    return render_it
-
-
-def fragment_spread(record):
-    d = spreads(record["data"])
-    rows = []
-    for key, label in (("with_n_terminal", "-N, in a terminal"), ("without_n_terminal", "no -N, in a terminal"),
-                       ("with_n_pipe", "-N, into a pipe"), ("without_n_pipe", "no -N, into a pipe")):
-        rows.append([label, render.ms(_median(d[key])), ", ".join(render.ms(x) for x in d[key])])
-    return render.table(["curl output goes", "median spread (first to last data: line)", "every run"], rows)
-
-
 JOB = Job(
     id="wire-format",
     title="The raw SSE wire format, with and without curl -N",
@@ -123,7 +105,4 @@ JOB = Job(
         Claim("wire-format.no-n-pipe-burst", "Into a pipe, curl without -N delivers the stream in one burst.",
               lambda d: _burst(d, "pipe")),
     ),
-    fragments={"chat-transcript": fragment_transcript("chat"),
-               "completions-transcript": fragment_transcript("completions"),
-               "buffering-table": fragment_spread},
 )

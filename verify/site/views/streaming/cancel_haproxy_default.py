@@ -1,0 +1,5 @@
+"""Views of cancel-haproxy-default: the shared cancellation views."""
+
+from verify.site.views.streaming._cancellation import FRAGMENTS
+
+__all__ = ["FRAGMENTS"]
