@@ -46,8 +46,23 @@ def test_streaming_page_shows_every_claim_with_its_anchor(site):
         if "streaming.md" in job.pages and claim_id in (ROOT / "docs" / "streaming.md").read_text():
             assert f'id="{claim.anchor}"' in html, claim_id
     assert "data: [DONE]" in html
-    assert 'src="../evidence/stream-timing/cpu.timeline.svg"' in html
+    # The chart is drawn into the page (inline SVG: it takes the theme's colours), with words for it.
+    figure = html.split('id="figure-stream-timing"', 1)[1].split("</figure>", 1)[0]
+    assert '<svg xmlns="http://www.w3.org/2000/svg"' in figure and "<title>" in figure and "<desc>" in figure
     assert "verify-summary" in html and "claims checked against a live vLLM engine" in html
+
+
+def test_every_chart_is_inline_svg_with_a_title_and_a_description(site):
+    """Charts are drawn by verify/site/charts.py into the page; no page points at a drawn file."""
+    found = 0
+    for page in site.rglob("*.html"):
+        text = page.read_text()
+        assert not re.search(r"<img[^>]+evidence/[^>]+\.svg", text), page
+        for figure in text.split('<figure class="verify-figure"')[1:]:
+            body = figure.split("</figure>", 1)[0]
+            assert 'class="verify-chart' in body and "<title>" in body and "<desc>" in body, page
+            found += 1
+    assert found >= 10
 
 
 def test_evidence_records_are_published_at_stable_urls(site):
@@ -150,9 +165,64 @@ def test_streaming_article_renders_evidence(page, served):
     assert page.locator(".verify-claim").count() >= 30
     assert page.locator(".evidence-transcript").first.is_visible()
     assert page.locator(".evidence-table table").count() >= 10
-    img = page.locator("#figure-stream-timing img")
-    assert img.evaluate("el => el.complete && el.naturalWidth > 0")
+    chart = page.locator("#figure-stream-timing svg.verify-chart")
+    assert chart.is_visible() and chart.bounding_box()["width"] >= 640
     assert page.locator(".verify-pill.verify-confirmed").count() >= 20
+
+
+# Every page with charts, and the smallest phone width the site is read at.
+CHART_PAGES = ["/lifecycle/", "/prefill-decode/", "/kv-cache/", "/cost/", "/streaming/", "/offline/"]
+PHONE = {"width": 412, "height": 915}
+
+_CONTRAST = """els => {
+  const rgb = c => c.match(/[\\d.]+/g).slice(0, 3).map(Number);
+  const lum = c => { const v = rgb(c).map(x => { x /= 255; return x <= 0.03928 ? x / 12.92 : ((x + 0.055) / 1.055) ** 2.4; });
+                     return 0.2126 * v[0] + 0.7152 * v[1] + 0.0722 * v[2]; };
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  let bg = 'rgb(255, 255, 255)';
+  for (let n = els[0]; n; n = n.parentElement) {
+    const c = getComputedStyle(n).backgroundColor;
+    if (c && c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') { bg = c; break; }
+  }
+  return els.map(svg => {
+    const texts = [...svg.querySelectorAll('text')];
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const series = [...svg.querySelectorAll('.series, .bar, .marker')];
+    return {width: svg.getBoundingClientRect().width,
+            smallestText: Math.min(...texts.map(t => parseFloat(t.getAttribute('font-size') || 13) * scale)),
+            textContrast: Math.min(...texts.map(t => ratio(getComputedStyle(t).fill, bg))),
+            seriesContrast: Math.min(...series.map(e => ratio(
+                getComputedStyle(e).stroke !== 'none' ? getComputedStyle(e).stroke : getComputedStyle(e).fill, bg)))};
+  });
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_charts_stay_readable_on_a_phone_in_light_and_dark(browser, served, scheme):
+    """At 412 pixels a chart keeps its drawing width, 640 (the box scrolls), so its text stays at 11 px or more,
+    and its text and lines stand out from the page's background in either colour scheme."""
+    context = browser.new_context(viewport=PHONE, color_scheme=scheme, device_scale_factor=1)
+    try:
+        pg = context.new_page()
+        seen = 0
+        for path in CHART_PAGES:
+            pg.goto(served + path, wait_until="networkidle")
+            charts = pg.locator("svg.verify-chart")
+            if not charts.count():
+                continue
+            charts.first.scroll_into_view_if_needed()
+            SCREENSHOTS.mkdir(exist_ok=True)
+            pg.screenshot(path=str(SCREENSHOTS / f"chart-{path.strip('/')}-{scheme}-412.png"))
+            for m in charts.evaluate_all(_CONTRAST):
+                seen += 1
+                assert m["width"] >= 640, (path, m)
+                assert m["smallestText"] >= 11, (path, m)
+                assert m["textContrast"] >= 4.5, (path, scheme, m)
+                assert m["seriesContrast"] >= 2.0, (path, scheme, m)
+        assert seen >= 10
+    finally:
+        context.close()
 
 
 @pytest.mark.browser

@@ -99,8 +99,8 @@ def test_zensical_streaming_article_renders_evidence(zpage, zserved):
     _visit(zpage, zserved, "/streaming/", "zensical-streaming.png")
     assert zpage.locator(".verify-claim").count() >= 30
     assert zpage.locator(".evidence-transcript").first.is_visible()
-    img = zpage.locator("#figure-stream-timing img")
-    assert img.evaluate("el => el.complete && el.naturalWidth > 0")
+    chart = zpage.locator("#figure-stream-timing svg.verify-chart")
+    assert chart.is_visible() and chart.bounding_box()["width"] >= 640
     # The record links resolve from the page: the first one answers with the JSON record.
     href = zpage.locator(".verify-claim a[href$='cpu.json']").first.get_attribute("href")
     assert zpage.request.get(zserved + "/streaming/" + href).ok

@@ -1,0 +1,56 @@
+"""The layers of verify/ (pyproject.toml, [tool.importlinter]) hold, and a back import breaks them.
+
+import-linter reads the import graph of the package; the contracts are the layer order
+and two rules on top of it (jobs import nothing of the site; evidence imports no job).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT = Path(sys.executable).parent / "lint-imports"
+
+
+def _lint(root: Path) -> subprocess.CompletedProcess:
+    # The package is imported from root (its own copy of verify/), with root's pyproject.toml.
+    return subprocess.run([str(LINT), "--no-cache"], cwd=root, capture_output=True, text=True, timeout=300,
+                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+
+
+def test_every_contract_is_kept():
+    r = _lint(ROOT)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-2000:]
+    assert "3 kept, 0 broken" in r.stdout
+
+
+@pytest.fixture(scope="module")
+def copy(tmp_path_factory):
+    root = tmp_path_factory.mktemp("layers")
+    shutil.copytree(ROOT / "verify", root / "verify", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+@pytest.mark.parametrize("module, back_import, broken", [
+    ("verify/jobs/kv_cache/kv_timeline.py", "from verify.site import html", "Jobs present nothing"),
+    ("verify/evidence/store.py", "import verify.jobs.kv_cache.kv_timeline", "Evidence reads records"),
+    ("verify/measure/sse.py", "from verify.live import processes", "Each layer of verify/"),
+    ("verify/config/profiles.py", "import verify.runner", "Each layer of verify/"),
+])
+def test_a_back_import_breaks_a_contract(copy, module, back_import, broken):
+    path = copy / module
+    original = path.read_text()
+    try:
+        path.write_text(original + f"\n{back_import}  # a back import\n")
+        r = _lint(copy)
+        assert r.returncode != 0, r.stdout[-2000:]
+        assert any(line.startswith(broken) and line.rstrip().endswith("BROKEN") for line in r.stdout.splitlines()), \
+            r.stdout[-2000:]
+    finally:
+        path.write_text(original)

@@ -1,0 +1,98 @@
+"""Presentation is site code: how evidence looks can change without making any record stale.
+
+Each test works on a copy of the checkout (its verify/, docs/ and snippets/), edits the
+copy, and asks the copy's own `verify status` and `verify render` what changed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verify.registry import all_jobs
+from verify.site import charts, views
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    for folder in ("verify", "docs", "snippets"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "mkdocs.yml"):
+        shutil.copy(ROOT / f, tmp_path / f)
+    return tmp_path
+
+
+def _verify(root: Path, *args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "verify", *args], cwd=root, capture_output=True, text=True,
+                          timeout=300, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})
+
+
+def _stale(root: Path) -> list[str]:
+    r = _verify(root, "status")
+    assert r.returncode == 0, r.stderr[-2000:]
+    return [line.split()[0] for line in r.stdout.splitlines() if " STALE " in line]
+
+
+def _edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, 1))
+
+
+def test_a_chart_and_table_edit_changes_the_page_and_leaves_every_record_fresh(checkout):
+    assert _stale(checkout) == []
+    # How every chart is drawn (its text size) and how one table is headed.
+    _edit(checkout / "verify/site/charts.py", "FONT = 13\n", "FONT = 17\n")
+    _edit(checkout / "verify/site/views/kv_cache/kv_timeline.py", '"tokens generated"', '"tokens made (edited)"')
+    assert _stale(checkout) == []
+    r = _verify(checkout, "render", "--out", str(checkout / "rendered"))
+    assert r.returncode == 0, r.stderr[-2000:]
+    page = (checkout / "rendered" / "docs" / "kv-cache.md").read_text()
+    assert "tokens made (edited)" in page
+    assert 'font-size="17"' in page and 'font-size="13"' not in page
+
+
+def test_the_same_edit_in_a_job_module_makes_its_records_stale(checkout):
+    """The counter-test: the job module is an input of its records, so an edit there is seen."""
+    _edit(checkout / "verify/jobs/kv_cache/kv_timeline.py", "STAGGER_S = 1.0\n", "STAGGER_S = 1.0  # edited\n")
+    assert set(_stale(checkout)) == {c.id for c in all_jobs()["kv-timeline"].claims}
+
+
+def test_every_view_belongs_to_a_job_and_every_job_view_module_imports():
+    modules = {views.module_name(j) for j in all_jobs().values()}
+    found = set()
+    for path in (ROOT / "verify/site/views").rglob("*.py"):
+        rel = path.relative_to(ROOT).with_suffix("")
+        if path.name == "__init__.py" or path.name.startswith("_"):
+            continue
+        found.add(".".join(rel.parts))
+    assert found <= modules, found - modules
+    for job in all_jobs().values():
+        views.fragments(job), views.charts(job), views.pages(job)  # noqa: B018 - each must import
+
+
+def test_no_job_module_draws_or_formats_a_page():
+    for path in (ROOT / "verify/jobs").rglob("*.py"):
+        text = path.read_text()
+        assert not re.search(r"<(svg|table|div|pre)\b", text), path
+
+
+@pytest.mark.parametrize("job", [j for j in all_jobs().values() if views.charts(j)], ids=lambda j: j.id)
+@pytest.mark.parametrize("profile", ["cpu", "cpu-oldest"])
+def test_every_chart_is_drawn_from_its_committed_records(job, profile):
+    from verify.evidence.record import Record
+    record = Record.load(job.id, profile)
+    assert record is not None
+    for name, chart in views.charts(job).items():
+        spec = chart(record.raw)
+        assert not isinstance(spec, str), f"{job.id} {name}: a chart is a spec for verify/site/charts.py"
+        svg = charts.svg(spec)
+        assert svg.startswith("<svg") and svg.endswith("</svg>") and "\n\n" not in svg
+        assert "<title>" in svg and "<desc>" in svg and "#" not in re.sub(r"&#x?[0-9a-fA-F]+;", "", svg), (job.id, name)
