@@ -54,3 +54,38 @@ def test_a_back_import_breaks_a_contract(copy, module, back_import, broken):
             r.stdout[-2000:]
     finally:
         path.write_text(original)
+
+
+def _layout_rows() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    table = text.split("| Layer | Folder | What it holds |", 1)[1].split("\n\n", 1)[0]
+    return [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("|---")]
+
+
+def test_the_readme_layout_table_matches_the_folders():
+    """Every folder and module the table names exists, every part of verify/ is in it, and its layers are
+    the contract's layers in the contract's order."""
+    import re
+    import tomllib
+    rows = _layout_rows()
+    named = {p.rstrip("/") for row in rows for p in re.findall(r"`(verify/[\w/.<>]+)`", row.split("|")[2])}
+    named |= {re.sub(r"/<\w+>.*", "", p) for p in named}  # verify/jobs/<article>/ names verify/jobs
+    for path in named:
+        found = list(ROOT.glob(re.sub(r"<\w+>", "*", path)))
+        assert found, f"the README names {path}, which does not exist"
+    parts = {f"verify/{p.name}" for p in (ROOT / "verify").iterdir()
+             if p.name not in ("__init__.py", "__main__.py", "__pycache__", "bootstrap.sh")}
+    assert parts <= named, f"not in the README's layout table: {sorted(parts - named)}"
+    # Each folder's modules are named in its row.
+    for row in rows:
+        folder = re.findall(r"`(verify/\w+)/`", row.split("|")[2])
+        if not folder:
+            continue
+        modules = {p.name for p in (ROOT / folder[0]).glob("*.py") if p.name != "__init__.py"}
+        described = set(re.findall(r"`([\w]+\.py)`", row.split("|")[3]))
+        assert modules <= described, f"{folder[0]}: {sorted(modules - described)} not described"
+    layers = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"][0]["layers"]
+    order = [m.replace("verify.", "verify/") for layer in layers for m in layer.split(" | ") if m != "verify.__main__"]
+    in_table = [p for row in rows for p in re.findall(r"`(verify/\w+)", row.split("|")[2])]
+    positions = [in_table.index(m) for m in order if m in in_table]
+    assert positions == sorted(positions), "the table lists the layers in another order than the contract"

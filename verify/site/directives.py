@@ -4,7 +4,7 @@ A page writes, in its Markdown source:
 
     {{ claim("cancel-direct", expect="confirmed") }}   the claim, with the verdict the prose asserts
     {{ evidence("wire-format", "chat-transcript") }}   a fragment rendered from the job's record
-    {{ figure("stream-timing", "timeline.svg", alt="...") }}  a figure the job drew from its record
+    {{ chart("stream-timing", "timeline", alt="...") }}     a chart of the record (verify/site/views, charts.py)
     {{ page_summary() }}                               counts of verdicts on this page
     {{ article_counts("kv-cache.md") }}                 another page's claim count and newest evidence (home page)
     {{ status_table() }}                               every job (status page only)
@@ -25,7 +25,7 @@ from verify.errors import VerifyError
 from verify.paths import DOCS
 
 DIRECTIVE = re.compile(r"\{\{\s*(?P<call>[a-z_]+\(.*?\))\s*\}\}")
-KNOWN = {"claim", "evidence", "figure", "page_summary", "article_counts", "status_table", "release_changes"}
+KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "release_changes"}
 
 
 @dataclass(frozen=True)

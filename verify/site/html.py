@@ -110,7 +110,7 @@ def missing_box(job_id: str) -> str:
     return f'\n<div class="verify-missing">No evidence recorded yet for job {text(job_id)}.</div>\n'
 
 
-def figure(job_id: str, svg: str, alt: str, record, prefix: str, changed=()) -> str:
+def chart_figure(job_id: str, svg: str, alt: str, record, prefix: str, changed=()) -> str:
     """A chart (inline SVG from verify/site/charts.py) with what it shows in words and where its data came from."""
     return (f'\n<figure class="verify-figure" id="figure-{text(job_id)}" aria-label="{text(alt)}">'
             f'<div class="verify-chart-box">{svg}</div>'

@@ -1,7 +1,7 @@
 """Evidence into pages: the verify directives of a Markdown page replaced by rendered evidence.
 
 One renderer for every site generator. `render_page` turns a page's source
-into Markdown with claim boxes, evidence fragments, figures and counts in it,
+into Markdown with claim boxes, evidence fragments, charts and counts in it,
 from committed evidence only (no server, no network). MkDocs calls it from
 its build hook page by page; `verify render` (verify/site/render_tree.py) calls
 it for every page and writes a tree any generator can build, Zensical included,
@@ -88,7 +88,7 @@ def _evidence(src: str, warn: Warn, prefix: str, job_id: str, fragment: str) -> 
     return html.fragment_box(job_id, fragment, body, state.record, prefix, state.changed)
 
 
-def _figure(src: str, warn: Warn, prefix: str, job_id: str, name: str, alt: str = "") -> str:
+def _chart(src: str, warn: Warn, prefix: str, job_id: str, name: str, alt: str = "") -> str:
     job, state = _main_record(src, warn, job_id)
     drawn = views.charts(job)
     if name not in drawn:
@@ -98,7 +98,7 @@ def _figure(src: str, warn: Warn, prefix: str, job_id: str, name: str, alt: str 
         return html.missing_box(job_id)
     chart = drawn[name](state.record.raw)
     picture = chart if isinstance(chart, str) else charts.svg(chart)
-    return html.figure(job_id, picture, alt, state.record, prefix, state.changed)
+    return html.chart_figure(job_id, picture, alt, state.record, prefix, state.changed)
 
 
 def claim_counts(markdown: str, where: str) -> tuple[dict[str, int], str | None]:
@@ -174,8 +174,8 @@ def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) 
             out = _claim(src, warn, prefix, d.args[0], d.kwargs["expect"])
         elif d.name == "evidence":
             out = _evidence(src, warn, prefix, *d.args)
-        elif d.name == "figure":
-            out = _figure(src, warn, prefix, *d.args, **d.kwargs)
+        elif d.name == "chart":
+            out = _chart(src, warn, prefix, *d.args, **d.kwargs)
         elif d.name == "page_summary":
             out = _page_summary(src, prefix, source)
         elif d.name == "article_counts":

@@ -32,4 +32,4 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-CHARTS = {"throughput.svg": figure}
+CHARTS = {"throughput": figure}

@@ -40,4 +40,4 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-CHARTS = {"blocks.svg": figure}
+CHARTS = {"blocks": figure}

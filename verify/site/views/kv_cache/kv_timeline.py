@@ -27,4 +27,4 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-CHARTS = {"usage.svg": figure}
+CHARTS = {"usage": figure}

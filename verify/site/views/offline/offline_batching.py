@@ -24,4 +24,4 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-CHARTS = {"speedup.svg": figure}
+CHARTS = {"speedup": figure}

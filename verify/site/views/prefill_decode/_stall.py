@@ -30,4 +30,4 @@ def stall(record) -> charts.Timeline:
 
 
 FRAGMENTS = {"table": fragment}
-CHARTS = {"stall.svg": stall}
+CHARTS = {"stall": stall}

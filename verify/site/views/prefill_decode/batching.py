@@ -31,4 +31,4 @@ def batching(record) -> charts.XY:
 
 
 FRAGMENTS = {"table": fragment}
-CHARTS = {"batching.svg": batching}
+CHARTS = {"batching": batching}

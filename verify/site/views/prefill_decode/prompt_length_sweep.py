@@ -29,4 +29,4 @@ def sweep(record) -> charts.XY:
 
 
 FRAGMENTS = {"table": fragment_table}
-CHARTS = {"sweep.svg": sweep}
+CHARTS = {"sweep": sweep}

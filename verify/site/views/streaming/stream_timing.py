@@ -33,4 +33,4 @@ def timeline(record) -> charts.Timeline:
 
 
 FRAGMENTS = {"table": fragment_table}
-CHARTS = {"timeline.svg": timeline}
+CHARTS = {"timeline": timeline}
