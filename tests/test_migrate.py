@@ -100,7 +100,7 @@ def test_what_another_job_module_reaches_is_followed():
              "def collect(ctx):\n    return capture_paths(ctx, ())\n" \
              "JOB = Job(collect=collect, claims=(Claim('a', 'b', _decide('p', False)),))\n"
     names, elsewhere = migrate.reachable(source, {"JOB"})
-    assert names == {"JOB", "collect"}
+    assert names == {"JOB", "collect", "_decide", "capture_paths"}  # the imports are compared too
     assert elsewhere == {"verify/jobs/streaming/proxy_buffering.py": {"_decide", "capture_paths"}}
 
 
@@ -113,3 +113,32 @@ def test_a_moved_module_must_hold_its_definitions_unchanged():
 def test_the_committed_records_need_no_migration():
     out = migrate.migrate("HEAD", ["cpu", "cpu-oldest"], dry_run=True, progress=lambda m: None)
     assert out and {o.detail for o in out} == {"fresh already"}
+
+
+def test_an_import_bound_to_another_name_is_a_change():
+    old = OLD.replace("from verify.job import Claim, Job", "from verify.job import Claim, Job\nfrom x import a, b")
+    new = NEW.replace("from verify.job import Claim, Job", "from verify.job import Claim, Job\nfrom x import a as b, b as a")
+    new = new.replace('return d["a"]["status"]', 'return b(a(d))')
+    old = old.replace('return d["a"]["status"]', 'return b(a(d))')
+    assert migrate.compare_job_file(old, new, {"JOB"}) == ["a", "b"]
+
+
+def test_a_headline_keyword_outside_job_is_a_change():
+    """Only Job(...) loses its presentation and headline keywords: anywhere else a keyword may be data."""
+    old = OLD.replace('json={"max_tokens": MAX_TOKENS}', 'json={"max_tokens": MAX_TOKENS}, headline=1')
+    new = NEW.replace('json={"max_tokens": MAX_TOKENS}', 'json={"max_tokens": MAX_TOKENS}, headline=2')
+    assert migrate.compare_job_file(old, new, {"JOB"}) == ["collect"]
+
+
+def test_a_top_level_statement_that_is_no_binding_makes_the_whole_file_count():
+    for extra in ("MAX_TOKENS += 10", "if True:\n    MAX_TOKENS = 90", "LIMITS = {}\nLIMITS['a'] = 1"):
+        assert migrate.compare_job_file(OLD, NEW + "\n" + extra + "\n", {"JOB"}) == ["(the whole file)"], extra
+
+
+def test_a_name_bound_twice_is_compared_with_every_binding():
+    new = NEW + "\ndecide = wrap(decide)\n"
+    assert migrate.compare_job_file(OLD, new, {"JOB"}) == ["decide"]
+
+
+def test_a_relative_import_makes_the_whole_file_count():
+    assert migrate.compare_job_file(OLD, NEW + "\nfrom . import other\n", {"JOB"}) == ["(the whole file)"]

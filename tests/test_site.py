@@ -65,6 +65,37 @@ def test_every_chart_is_inline_svg_with_a_title_and_a_description(site):
     assert found >= 10
 
 
+def test_the_deployed_tree_resolves_every_record_link_and_claim_anchor(site):
+    """What the push workflow deploys to GitHub Pages is this folder (site/): every link to a record
+    lands on a file in it, and every link to a claim lands on an element with that id."""
+    from urllib.parse import unquote, urljoin, urlparse
+    ids: dict[Path, set[str]] = {}
+
+    def ids_of(page: Path) -> set[str]:
+        if page not in ids:
+            ids[page] = set(re.findall(r'id="([^"]+)"', page.read_text()))
+        return ids[page]
+
+    records = anchors = 0
+    base = "http://site.invalid/"
+    for page in site.rglob("*.html"):
+        here = base + page.relative_to(site).as_posix()
+        for href in re.findall(r'href="([^"]+)"', page.read_text()):
+            url = urlparse(urljoin(here, href))
+            if url.netloc != "site.invalid":
+                continue
+            target = site / unquote(url.path.lstrip("/"))
+            if target.is_dir():
+                target = target / "index.html"
+            if url.path.startswith("/evidence/") and url.path.endswith(".json"):
+                assert target.is_file(), f"{page}: {href}"
+                records += 1
+            if url.fragment.startswith("claim-"):
+                assert target.is_file() and url.fragment in ids_of(target), f"{page}: {href}"
+                anchors += 1
+    assert records >= 100 and anchors >= 100, (records, anchors)
+
+
 def test_evidence_records_are_published_at_stable_urls(site):
     for job_id in all_jobs():
         assert (site / "evidence" / job_id / "cpu.json").is_file(), job_id

