@@ -1,8 +1,8 @@
 """The mutation score of the verdict rules, from `mutmut results --all true` (run by tests/mutation.sh).
 
 Counts the mutants of rule functions only: a job's factory (its titles and claim sentences), its
-collect/run code, and the fragments and charts a page shows are not rules, so their mutants are
-left out and listed as such. Prints the score, and the surviving mutants per function.
+collect/run code and its headline figures are not rules (and what a page shows is not in
+verify/jobs/ at all), so their mutants are left out and listed as such. Prints the score, and the surviving mutants per function.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def main(path: str) -> int:
     tried = sum(n for status, n in rules.items() if status in ("killed", "survived", "timeout"))
     killed = rules["killed"] + rules["timeout"]  # a mutant that hangs the tests is caught too
     print(f"rule mutants: {dict(rules)}")
-    print(f"other mutants (titles, collect code, fragments): {dict(others)}")
+    print(f"other mutants (titles, collect code): {dict(others)}")
     if not tried:
         print("mutation score: no rule mutant was tried")
         return 1
