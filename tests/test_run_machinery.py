@@ -319,3 +319,67 @@ def test_a_cancellation_trial_gives_up_after_its_attempts_and_stays_inconclusive
     assert len(calls) == cancel.ATTEMPTS == got["attempts"] and len(got["earlier_attempts"]) == cancel.ATTEMPTS - 1
     verdict = _decide_client_trial("httpx", "Direct", True, {"trials": {"httpx": got}})
     assert verdict.verdict == "inconclusive" and f"{cancel.ATTEMPTS} attempts" in verdict.because
+
+
+class _ProxyStandIn:
+    """What capture_paths uses of a proxy: its address and its log (Caddy's words on a real empty 200)."""
+    url, ca_file = "http://127.0.0.1:1", None
+
+    def __init__(self):
+        self.log = ['{"level":"info","msg":"serving initial configuration"}']
+
+    def error_log(self):
+        return list(self.log)
+
+
+def _capture_paths_on(monkeypatch, replies: list[dict], proxy: _ProxyStandIn):
+    """capture_paths over direct and caddy-default, each capture answered by the next reply."""
+    from types import SimpleNamespace
+    from verify.jobs.streaming import proxy_buffering
+    from verify.measure import metrics, sse
+    replies = iter(replies)
+
+    def reply(*_a, **_k):
+        got = next(replies)
+        if not got["lines"]:
+            proxy.log.append('{"level":"error","msg":"aborting with incomplete response","error":"read tcp: use of '
+                             'closed network connection"}')
+        return {**copy.deepcopy(got), "request": {}}
+    monkeypatch.setattr(sse, "capture", reply)
+    monkeypatch.setattr(metrics, "wait_idle", lambda url: None)
+    monkeypatch.setattr(metrics, "read_all", lambda url: {})
+    monkeypatch.setattr(metrics, "delta", lambda before, after, prefix: {})
+    ctx = SimpleNamespace(server=SimpleNamespace(url="http://127.0.0.1:2"), base_url="http://127.0.0.1:2/v1",
+                          proxy=lambda setup: proxy)
+    return proxy_buffering.capture_paths(ctx, ("direct", "caddy-default"))
+
+
+def _committed_stream(path: str = "caddy-default") -> tuple[dict, dict]:
+    """A real stream through Caddy committed for cpu, and the same capture as an empty 200 (its lines gone)."""
+    stream = json.loads(store.record_path("other-proxies", "cpu").read_text())["data"]["captures"][path]
+    return stream, {**copy.deepcopy(stream), "lines": []}
+
+
+def test_a_stream_that_came_back_empty_through_a_proxy_is_captured_again_and_the_empty_one_kept(monkeypatch):
+    from verify.captures import failed_captures
+    from verify.jobs.streaming import other_proxies
+    good, empty = _committed_stream()
+    data = _capture_paths_on(monkeypatch, [good, empty, good], _ProxyStandIn())
+    assert data["captures"]["caddy-default"]["lines"] == good["lines"]
+    [kept] = data["earlier_attempts"]["caddy-default"]
+    assert kept["attempt"] == 1 and kept["why"] == "sse: nothing received" and kept["stream"]["status"] == 200
+    assert any("use of closed network connection" in line for line in kept["proxy_log"])
+    assert "serving initial configuration" not in " ".join(kept["proxy_log"])  # only what was logged meanwhile
+    # The failed attempt is kept untagged: it does not fail the capture the verdict rests on.
+    assert failed_captures(data) == [] and "direct" not in data["earlier_attempts"]
+    claim = next(c for c in other_proxies.JOB.claims if c.id == "other-proxies.caddy-default")
+    assert claim.decide(data).verdict in ("confirmed", "refuted")
+
+
+def test_a_stream_that_stays_empty_through_every_attempt_leaves_its_claim_inconclusive(monkeypatch):
+    from verify.captures import failed_captures
+    from verify.jobs.streaming import proxy_buffering
+    good, empty = _committed_stream()
+    data = _capture_paths_on(monkeypatch, [good] + [empty] * proxy_buffering.ATTEMPTS, _ProxyStandIn())
+    assert len(data["earlier_attempts"]["caddy-default"]) == proxy_buffering.ATTEMPTS - 1
+    assert failed_captures(data) == ["data.captures.caddy-default: sse: nothing received"]

@@ -46,12 +46,21 @@ def server_facts(server) -> dict:
     return facts
 
 
+# The CPU's vector extensions that vLLM's CPU kernels choose between: two machines with the same
+# model name and core count can still differ here (a hosted runner without AVX-512, say).
+VECTOR_FLAGS = ("avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "avx512vl", "avx512_vnni",
+                "avx512_bf16", "avx512_fp16", "amx_tile", "amx_bf16", "amx_int8")
+
+
 def hardware() -> dict:
     hw = {"machine": platform.machine(), "cores": os.cpu_count()}
     try:
         for line in open("/proc/cpuinfo"):
-            if line.startswith("model name"):
+            if line.startswith("model name") and "cpu" not in hw:
                 hw["cpu"] = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                present = set(line.split(":", 1)[1].split())
+                hw["cpu_flags"] = [f for f in VECTOR_FLAGS if f in present]
                 break
         for line in open("/proc/meminfo"):
             if line.startswith("MemTotal"):
@@ -64,7 +73,17 @@ def hardware() -> dict:
                              capture_output=True, text=True)
         if out.returncode == 0:
             hw["gpus"] = [g.strip() for g in out.stdout.splitlines() if g.strip()]
+    hw["fingerprint"] = fingerprint(hw)
     return hw
+
+
+def fingerprint(hw: dict) -> str | None:
+    """One line that is equal for two records exactly when their CPU, cores, vector extensions and GPUs are.
+    Records made before the flags were recorded give None: their hardware is only partly known."""
+    if "cpu_flags" not in hw:
+        return None
+    parts = [hw.get("cpu", "?"), f"{hw.get('cores')} cores", "+".join(hw["cpu_flags"]) or "no vector extensions"]
+    return " / ".join(parts + list(hw.get("gpus", [])))
 
 
 # Run in the engine's interpreter: its Python and the versions of PACKAGES installed there.

@@ -19,6 +19,8 @@ SMOOTH_ABOVE = 0.8
 MIN_EVENTS = MAX_TOKENS // 2
 # The server's own TTFT through a proxy counts as "as fast as directly" within this much.
 SERVER_TTFT_TOLERANCE_S = 0.1
+# A stream that failed through a path is captured again, up to this many times in all.
+ATTEMPTS = 3
 SERVER_SIDE = ("vllm:time_to_first_token_seconds", "vllm:e2e_request_latency_seconds")
 
 
@@ -27,26 +29,45 @@ def collect(ctx) -> dict:
 
 
 def capture_paths(ctx, paths) -> dict:
-    """The same stream through each path ("direct" or a proxy set-up), with the server's own view of each."""
+    """The same stream through each path ("direct" or a proxy set-up), with the server's own view of each.
+
+    A capture that failed (an error, a non-2xx status, nothing received) is tried again, up to
+    ATTEMPTS in all, and the failed attempts are kept in the record with the proxy's log lines of
+    the moment: Caddy 2.6 at times ends a streamed POST with an empty 200 when the machine is busy
+    (its log: "reading from backend ... use of closed network connection"), and one empty reply
+    must not leave six delivery claims unsettled, nor disappear from the record.
+    """
+    from verify.captures import failure
     from verify.measure.metrics import delta, read_all, wait_idle
     from verify.measure.sse import capture
     body = {"model": "chat", "messages": [{"role": "user", "content": "Tell a long story about the sea."}],
             "max_tokens": MAX_TOKENS, "temperature": 0, "stream": True, "ignore_eos": True}
-    out, server_side = {}, {}
+    out, server_side, earlier = {}, {}, {}
     for path in paths:
-        wait_idle(ctx.server.url)
-        before = read_all(ctx.server.url)
-        if path == "direct":
-            out[path] = capture(ctx.base_url + "/chat/completions", body)
-        else:
-            proxy = ctx.proxy(path)
-            out[path] = capture(proxy.url + "/v1/chat/completions", body,
-                                verify=str(proxy.ca_file) if proxy.ca_file else True)
-        out[path].pop("request")
-        wait_idle(ctx.server.url)
+        proxy = None if path == "direct" else ctx.proxy(path)
+        for attempt in range(1, ATTEMPTS + 1):
+            wait_idle(ctx.server.url)
+            before = read_all(ctx.server.url)
+            log_before = len(proxy.error_log()) if proxy else 0
+            if proxy is None:
+                got = capture(ctx.base_url + "/chat/completions", body)
+            else:
+                got = capture(proxy.url + "/v1/chat/completions", body,
+                              verify=str(proxy.ca_file) if proxy.ca_file else True)
+            got.pop("request")
+            wait_idle(ctx.server.url)
+            why = failure(got)
+            if why is None or attempt == ATTEMPTS:
+                break
+            # Kept untagged: a failed attempt that was tried again does not fail the job's capture.
+            earlier.setdefault(path, []).append(
+                {"attempt": attempt, "why": why, "stream": {k: v for k, v in got.items() if k != "capture"},
+                 "proxy_log": proxy.error_log()[log_before:][-6:] if proxy else []})
+        out[path] = got
         # The server's own view of the same request: its TTFT and e2e histograms gain one observation each.
         server_side[path] = delta(before, read_all(ctx.server.url), "vllm:")
-    return {"captures": out, "server_side": server_side, "request": body, "group_window_s": GROUP_WINDOW_S}
+    return {"captures": out, "server_side": server_side, "earlier_attempts": earlier, "request": body,
+            "group_window_s": GROUP_WINDOW_S}
 
 
 def server_seconds(d: dict, path: str, metric: str) -> float | None:
