@@ -21,6 +21,11 @@ class Contradiction(str):
     Every build fails on it, whatever its flags; stale or missing evidence only warns."""
 
 
+class HardwareDifference(str):
+    """A timing claim decided otherwise on other hardware than the profile's reference: reported
+    (verify check's notes, the job summary, the claim box), never failed, never a contradiction."""
+
+
 @dataclass(frozen=True)
 class ClaimState:
     claim_id: str
@@ -35,6 +40,18 @@ class ClaimState:
     def stale(self) -> bool:
         return bool(self.changed)
 
+    @property
+    def other_hardware(self) -> dict | None:
+        """For a timing claim whose record came from other hardware than the committed record the page
+        was checked against: that committed record's hardware. None otherwise."""
+        if self.record is None:
+            return None
+        from verify.registry import get_job
+        from verify.site import hardware, views
+        if self.claim_id not in views.timing_claims(get_job(self.job_id)):
+            return None
+        return hardware.other_than_committed(self.record.provenance.get("hardware", {}), self.job_id, self.profile)
+
     def problem(self, expect: str | None) -> str | None:
         """What is wrong for a page that asserts `expect`, or None when page and fresh evidence agree."""
         if self.record is None:
@@ -42,6 +59,13 @@ class ClaimState:
         if self.stale:
             return (f"claim {self.claim_id!r}: the {self.profile} evidence of job {self.job_id} is stale; changed: "
                     f"{', '.join(self.changed)} (run: verify run {self.job_id})")
+        if expect is not None and self.verdict != expect and self.other_hardware:
+            from verify.site.hardware import describe
+            return HardwareDifference(
+                f"claim {self.claim_id!r} is a timing claim: the page says {expect}, the {self.profile} evidence "
+                f"measured on {describe(self.record.provenance.get('hardware', {}))} says {self.verdict}; the "
+                f"committed record the page was checked against came from {describe(self.other_hardware)}: "
+                f"a hardware difference, not a contradicted sentence")
         if expect is not None and self.verdict != expect:
             from verify.config.profiles import DEFAULT_PROFILE
             fix = ("correct the prose" if self.profile == DEFAULT_PROFILE else

@@ -72,7 +72,7 @@ def _verdict_pill(verdict: str, expect: str) -> str:
 
 
 def claim_box(claim, expect: str, main, states: list, prefix: str, across: str | None = None,
-              changed_between: bool = False) -> str:
+              changed_between: bool = False, other_hardware: bool = False) -> str:
     """A claim as the page states it, with the verdict of every profile that has evidence.
 
     across: the verdict on each vLLM release checked, in one line (verify/site/releases_page.py);
@@ -84,6 +84,11 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
         note = (f'<div class="verify-agree"><small>This page states the claim as <em>{text(expect)}</em>; '
                 f'the evidence agrees.</small></div>')
         mismatch = ""
+    elif other_hardware:
+        note = ""
+        mismatch = (f'<div class="verify-hardware">This page states the claim as <em>{text(expect)}</em>, from '
+                    f'the machine its evidence was measured on; this timing claim came out '
+                    f'<em>{text(main.verdict)}</em> on other hardware (see the evidence line).</div>')
     else:
         note = ""
         mismatch = (f'<div class="verify-mismatch">This page states the claim as <em>{text(expect)}</em>; '
@@ -155,6 +160,9 @@ def status_table(rows: list[dict], profiles: list[str], prefix: str, page_link) 
                 continue
             stale = (f' {pill("stale")}<br><small>changed: {text(", ".join(s["changed"]))}</small>'
                      if s["stale"] else "")
+            if s.get("other_hardware") and r.get("expect") not in (None, s["verdict"]):
+                stale += (f'<br><small>timing claim, other hardware than the pages\' '
+                          f'(they say {text(r["expect"])})</small>')
             label = ("refuted, as the pages say" if s["verdict"] == r.get("expect") == "refuted" else s["verdict"])
             kind = "myth" if s["verdict"] == r.get("expect") == "refuted" else s["verdict"]
             cells.append(f'<td><a href="{prefix}{s["evidence"]}">{pill(kind, label)}</a>{stale}'

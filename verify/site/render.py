@@ -63,7 +63,8 @@ def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str
         warn(type(problem)(f"{src}: {problem}"))  # keeps the kind of problem (a Contradiction stays one)
     across = releases_page.verdicts_across(claim_id)
     changed = len({r.verdict for r in across}) > 1
-    return html.claim_box(claim, expect, main, states, prefix, releases_page.since(across), changed)
+    return html.claim_box(claim, expect, main, states, prefix, releases_page.since(across), changed,
+                          other_hardware=isinstance(problem, agreement.HardwareDifference))
 
 
 def _main_record(src: str, warn: Warn, job_id: str):

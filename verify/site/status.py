@@ -29,6 +29,7 @@ def status_rows(evidence_root: Path | None = None) -> list[dict]:
                 per_profile[prof] = {"verdict": s.verdict, "because": s.because, "stale": s.stale,
                                      "changed": list(s.changed), "date": s.record.date,
                                      "server_version": s.record.engine_version,
+                                     "other_hardware": s.other_hardware is not None,
                                      "evidence": s.record.evidence_url()}
             rows.append({"job": job.id, "article": job.article, "runs_on": job.runs_on, "claim": claim.id,
                          "expect": expected.get(claim.id),

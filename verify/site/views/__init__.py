@@ -8,6 +8,8 @@ the same path as the job's own module under verify/jobs/. It may define:
                                                   (an XY, Bars or Timeline of verify/site/charts.py)
     PAGES = {path: render(record) -> text}        pages generated from the default profile's
                                                   record (path relative to docs/)
+    TIMING_CLAIMS = (claim id, ...)               the job's claims whose verdict rests on the
+                                                  machine's speed (verify/site/hardware.py)
 
 A record is raw (the parsed JSON: "data", "provenance", "profile", ...). Views read
 numbers through the job's own module (its helpers and constants), build HTML with
@@ -50,3 +52,9 @@ def charts(job) -> dict:
 
 def pages(job) -> dict:
     return getattr(_module(job), "PAGES", {})
+
+
+def timing_claims(job) -> frozenset[str]:
+    """Claims of the job that a faster or slower machine could flip: how a differing verdict is read,
+    never how it is decided, so declaring one leaves every record fresh."""
+    return frozenset(getattr(_module(job), "TIMING_CLAIMS", ()))

@@ -33,3 +33,10 @@ def fragment(record):
 
 FRAGMENTS = {"table": fragment}
 CHARTS = {"throughput": figure}
+
+
+# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
+TIMING_CLAIMS = (
+    "throughput.rises-with-concurrency",
+    "throughput.cost-falls",
+)
