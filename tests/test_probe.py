@@ -62,7 +62,12 @@ def test_probe_through_each_proxy_reports_what_the_site_measured(setup, live_ser
                      "--report", str(tmp_path / "r.json"), *extra)
     assert out.returncode in (0, 3), out.stderr
     checks = _checks(tmp_path / "r.json")
-    assert checks["delivery"]["verdict"] == ("differs" if _site_says_blocks(setup) else "ok"), checks["delivery"]
+    if _site_says_blocks(setup):
+        # The probe judges by the least grouped of its streams, so on a busy machine one stream through a
+        # grouping proxy can come out "partly grouped" (unknown); what it must never do is pass the proxy.
+        assert checks["delivery"]["verdict"] in ("differs", "unknown"), checks["delivery"]
+    else:
+        assert checks["delivery"]["verdict"] == "ok", checks["delivery"]
     site = _site_says_cancel_reaches_engine(setup)
     if site is not None:
         assert checks["cancellation"]["verdict"] == ("ok" if site else "differs"), checks["cancellation"]
