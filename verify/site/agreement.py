@@ -22,7 +22,7 @@ class Contradiction(str):
 
 
 class HardwareDifference(str):
-    """A timing claim decided otherwise on other hardware than the profile's reference: reported
+    """A timing claim decided otherwise on other hardware than its committed record's: reported
     (verify check's notes, the job summary, the claim box), never failed, never a contradiction."""
 
 

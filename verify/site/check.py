@@ -4,7 +4,7 @@ Fails, naming the page, line and claim, when a claim's record is missing, stale
 (naming the inputs that changed since it was recorded), or decided a different
 verdict than the page asserts. Also fails when a job's claim appears on none of
 the pages the job lists, so a claim cannot silently drop out of the prose.
-A timing claim decided otherwise on other hardware than the profile's reference is
+A timing claim decided otherwise on other hardware than its committed record's is
 returned as a HardwareDifference, which the command reports without failing.
 """
 
