@@ -105,14 +105,25 @@ def _rv(release, verdict):
     return ReleaseVerdict(release, f"p{release}", verdict, "", None)
 
 
+ALL = ["0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0"]
+
+
 def test_since_names_the_first_release_from_which_the_newest_verdict_holds():
-    assert since([_rv("0.27.0", "confirmed")]) is None
-    assert since([_rv("0.27.0", "confirmed"), _rv("0.32.0", "confirmed")]) == \
-        "confirmed on every release checked (0.27.0, 0.32.0)"
-    assert since([_rv("0.27.0", "refuted"), _rv("0.32.0", "confirmed")]) == \
+    assert since([_rv("0.27.0", "confirmed")], ALL) is None
+    # Every release measured, all agreeing: a range; only the ends measured: exactly those.
+    assert since([_rv(r, "confirmed") for r in ALL], ALL) == "confirmed on every release checked (0.27.0-0.32.0)"
+    assert since([_rv("0.27.0", "confirmed"), _rv("0.32.0", "confirmed")], ALL) == \
+        "confirmed on 0.27.0 and 0.32.0, the releases measured"
+    # Bisected to adjacent releases: the exact release.
+    assert since([_rv("0.27.0", "refuted"), _rv("0.28.0", "refuted"), _rv("0.29.0", "confirmed"),
+                  _rv("0.32.0", "confirmed")], ALL) == "confirmed since 0.29.0 (refuted on 0.27.0-0.28.0)"
+    assert since([_rv("0.27.0", "refuted"), _rv("0.31.0", "refuted"), _rv("0.32.0", "confirmed")], ALL) == \
+        "confirmed since 0.32.0 (refuted on 0.27.0-0.31.0)"
+    # A gap between the last old and the first new answer: never "since".
+    assert since([_rv("0.27.0", "refuted"), _rv("0.28.0", "refuted"), _rv("0.32.0", "confirmed")], ALL) == \
+        "confirmed on 0.32.0 (refuted on 0.27.0-0.28.0): changed between 0.28.0 and 0.32.0"
+    assert since([_rv("0.27.0", "refuted"), _rv("0.32.0", "confirmed")], ["0.27.0", "0.32.0"]) == \
         "confirmed since 0.32.0 (refuted on 0.27.0)"
-    assert since([_rv("0.20.0", "refuted"), _rv("0.27.0", "confirmed"), _rv("0.32.0", "confirmed")]) == \
-        "confirmed since 0.27.0 (refuted on 0.20.0)"
 
 
 def test_release_profiles_are_the_default_profiles_hardware_oldest_first(monkeypatch):
@@ -157,10 +168,11 @@ def test_a_claim_whose_verdict_changed_says_since_when_and_links_the_change(two_
     out = render_page("cost.md", (DOCS / "cost.md").read_text(), warn=lambda m: None)
     box = out[out.index('id="claim-billing--n-bills-prompt-once"'):]
     box = box[:box.index("\n")]
-    assert "Across vLLM releases: confirmed since 0.32.0 (refuted on 0.27.0)" in box
+    assert ("Across vLLM releases: confirmed on 0.32.0 (refuted on 0.27.0): changed between 0.27.0 and 0.32.0"
+            in box), "two releases measured of seven: where it changed is not known"
     assert 'href="../releases/#changed-billing--n-bills-prompt-once"' in box
     same = out[out.index('id="claim-billing--completions-default-16"'):]
-    assert "confirmed on every release checked (0.27.0, 0.32.0)" in same[:same.index("\n")]
+    assert "confirmed on 0.27.0 and 0.32.0, the releases measured" in same[:same.index("\n")]
 
 
 def test_the_releases_page_lists_changed_verdicts_and_moved_figures_with_both_records(two_releases):

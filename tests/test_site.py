@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from verify.site.releases_page import releases_checked
+
 from tests.conftest import ROOT
 from verify.registry import all_claims, all_jobs
 
@@ -415,10 +417,33 @@ def test_status_page_tells_refuted_myths_from_contradictions(site):
 @pytest.mark.browser
 def test_claims_say_which_releases_they_hold_on_and_the_releases_page_links_both_records(page, served):
     _visit(page, served, "/streaming/")
-    lines = page.locator(".verify-releases")
+    lines = page.locator(".verify-releases > summary")
     assert lines.count() >= 1
-    assert re.match(r"Across vLLM releases: \w+ (on every release checked|since) ", lines.first.inner_text())
+    assert re.match(r"Across vLLM releases: \w+ (on every release checked|on [\d.]+ and|since|on) ",
+                    lines.first.inner_text())
     _visit(page, served, "/releases/", "releases.png")
     assert "Compared: vLLM" in page.locator("#releases-compared").inner_text()
-    for link in page.locator("table.verify-changes a[href$='.json'], table.verify-moved a[href$='.json']").all()[:6]:
+    for link in page.locator("table.verify-changes a[href$='.json'], table.verify-moved a[href$='.json'], "
+                             "table.verify-timeline a[href$='.json']").all()[:8]:
         assert page.request.get(link.evaluate("a => a.href")).ok
+    timeline = page.locator("table.verify-timeline")
+    assert timeline.locator("thead th").count() == 1 + len(releases_checked()), "one column per release"
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("path", ["/prefill-decode/", "/openai-server/", "/sampling/"])
+def test_a_claim_box_with_every_release_is_as_tall_as_a_box_with_one(page, served, path):
+    """The line across releases shares the agreement note's row, and every release's verdict is folded
+    under it: taking the line out must not make the box shorter (1280 px wide)."""
+    _visit(page, served, path)
+    boxes = page.locator(".verify-claim:has(.verify-releases):has(.verify-agree)")
+    assert boxes.count() >= 3
+    for i in range(min(boxes.count(), 8)):
+        box = boxes.nth(i)
+        with_releases = box.evaluate("b => b.getBoundingClientRect().height")
+        one_release = box.evaluate("b => { const c = b.cloneNode(true); c.querySelector('.verify-releases').remove();"
+                                   " b.after(c); const h = c.getBoundingClientRect().height; c.remove(); return h; }")
+        assert with_releases <= one_release + 1, (box.get_attribute("id"), with_releases, one_release)
+    first = boxes.first
+    first.locator(".verify-releases > summary").click()
+    assert first.locator(".verify-per-release li").count() == len(releases_checked()), "one click shows every release"

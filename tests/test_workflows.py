@@ -95,18 +95,18 @@ def _restores_cache(step: dict) -> bool:
     return step.get("uses", "").startswith(("actions/cache/restore@", "actions/cache@"))
 
 
-def test_release_workflow_runs_the_older_profile_on_a_schedule_and_proposes_a_pr():
-    text = (ROOT / ".github" / "workflows" / "release-cpu-oldest.yml").read_text()
+def test_release_workflow_bisects_the_releases_on_a_schedule_and_proposes_a_pr():
+    text = (ROOT / ".github" / "workflows" / "releases.yml").read_text()
     on = __import__("yaml").safe_load(text)[True]  # YAML reads the key `on` as true
-    assert set(on) == {"schedule", "workflow_dispatch"}, "the second release runs on a schedule and on demand only"
-    assert "verify prepare --profile cpu-oldest" in text and "verify run --all --profile cpu-oldest" in text
+    assert set(on) == {"schedule", "workflow_dispatch"}, "the releases run on a schedule and on demand only"
+    assert "verify prepare --profile cpu-oldest" in text and "verify releases --remove-environments" in text
     assert "path: .venvs" in text, "the release's own environment is cached"
     assert "propose_evidence.sh" in text and "PIP_NO_CACHE_DIR" in text
     push = (ROOT / ".github" / "workflows" / "verify.yml").read_text()
     assert "cpu-oldest" not in push, "the push workflow keeps running the default profile only"
 
 
-@pytest.mark.parametrize("workflow", ["verify.yml", "gpu-t4.yml", "release-cpu-oldest.yml"])
+@pytest.mark.parametrize("workflow", ["verify.yml", "gpu-t4.yml", "releases.yml"])
 def test_every_job_that_installs_restores_the_cache_first(workflow):
     for name, job in _jobs(workflow).items():
         steps = job.get("steps", [])
@@ -164,7 +164,7 @@ def test_the_push_workflow_publishes_main_and_runs_once_per_branch():
 
 def test_scheduled_workflows_upload_the_evidence_whatever_happens():
     import yaml
-    for name, job_id in (("release-cpu-oldest.yml", "cpu-oldest"), ("gpu-t4.yml", "t4")):
+    for name, job_id in (("releases.yml", "releases"), ("gpu-t4.yml", "t4")):
         job = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text())["jobs"][job_id]
         upload = next(s for s in job["steps"] if s.get("uses", "").startswith("actions/upload-artifact@"))
         assert upload["if"] == "always()" and upload["with"]["name"] == f"evidence-{job_id}"

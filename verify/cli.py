@@ -2,6 +2,7 @@
 
     verify list [--json]            every job and its claims
     verify run [IDS...] [--all]     run jobs whose inputs changed (or all) against a live server
+    verify releases                 find the release where each cross-release difference came in (bisection)
     verify check                    fail where a page and its evidence disagree
     verify status                   every claim's verdict, age, and the inputs that made it stale
     verify pages                    rewrite generated pages from the evidence (no server)
@@ -49,6 +50,14 @@ def cmd_run(args) -> int:
     from verify.runner import run
     return run(args.ids or None, get_profile(args.profile), run_all=args.all, server_url=args.server_url,
                port=args.port, evidence_root=args.evidence_dir, progress=_progress)
+
+
+def cmd_releases(args) -> int:
+    from verify.runner import run
+    from verify.runner.bisect import bisect
+    targets = bisect(lambda ids, profile, run_all: run(ids, profile, run_all=run_all, progress=_progress),
+                     say=_progress, remove_environments=args.remove_environments)
+    return 1 if any(not t.outcome.startswith("changed in") for t in targets) else 0
 
 
 def cmd_check(args) -> int:
@@ -168,6 +177,14 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--port", type=int, help="port for the started server (default: a free one)")
     s.add_argument("--evidence-dir", type=Path, help="where records are read and written (default: docs/evidence)")
     s.set_defaults(func=cmd_run)
+
+    s = sub.add_parser("releases", help="run the oldest and newest release in full, then bisect every difference "
+                                        "over the releases between",
+                       description="Exit status: 0 when every difference was placed at one release, 1 when one "
+                                   "could only be placed between two (a release in between could not be measured).")
+    s.add_argument("--remove-environments", action="store_true",
+                   help="delete each release's own environment between the ends once its runs are done (small disks)")
+    s.set_defaults(func=cmd_releases)
 
     s = sub.add_parser("check", help="fail where pages and evidence disagree")
     s.add_argument("--profile", **prof)

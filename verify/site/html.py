@@ -72,11 +72,13 @@ def _verdict_pill(verdict: str, expect: str) -> str:
 
 
 def claim_box(claim, expect: str, main, states: list, prefix: str, across: str | None = None,
-              changed_between: bool = False, other_hardware: bool = False) -> str:
-    """A claim as the page states it, with the verdict of every profile that has evidence.
+              changed_between: bool = False, other_hardware: bool = False, releases: list | None = None) -> str:
+    """A claim as the page states it, with the verdict of the page's profile in full and the rest folded.
 
-    across: the verdict on each vLLM release checked, in one line (verify/site/releases_page.py);
-    changed_between: the verdict differs between releases, which the box says and links.
+    states: the profiles shown in full (the page's own and other hardware, such as t4);
+    across: where the verdict holds across vLLM releases, in one line (verify/site/releases_page.py);
+    changed_between: the verdict differs between releases, which the line says and links;
+    releases: every release's row (releases_page.timeline), shown when the line is opened.
     """
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
                    f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
@@ -96,13 +98,28 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
     if across:
         more = (f' · <a href="{prefix}releases/#{changes_anchor(claim.id)}">what changed</a>'
                 if changed_between else "")
-        note += (f'<div class="verify-releases{" verify-release-changed" if changed_between else ""}"><small>'
-                 f'Across vLLM releases: {text(across)}{more}</small></div>')
+        note += (f'<details class="verify-releases{" verify-release-changed" if changed_between else ""}">'
+                 f'<summary><small>Across vLLM releases: {text(across)}{more}</small></summary>'
+                 f'{release_rows(releases or [], expect, prefix)}</details>')
     state = "myth" if main.verdict == expect == "refuted" else main.verdict
     return (f'\n<div class="verify-claim verify-{text(state)}" id="{claim.anchor}">'
             f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '
             f'<span class="verify-id">{text(claim.id)}</span> <strong>{text(claim.text)}</strong></div>'
-            f'{mismatch}{rows}{note}</div>\n')
+            f'{mismatch}{rows}<div class="verify-foot">{note}</div></div>\n')
+
+
+def release_rows(rows: list, expect: str, prefix: str) -> str:
+    """Every release checked, oldest first: its verdict, why and record where measured, else what is inferred."""
+    out = []
+    for r in rows:
+        if r.measured:
+            body = (f'{_verdict_pill(r.measured.verdict, expect)} {text(r.measured.because)}'
+                    f'<br><small>{origin(r.measured.record, prefix)}</small>')
+        else:
+            body = f'<small>{text(r.inferred)}</small>'
+        out.append(f'<li><strong>vLLM {text(r.release)}</strong> <small>(profile <code>{text(r.profile)}</code>)'
+                   f'</small>: {body}</li>')
+    return f'<ul class="verify-per-release">{"".join(out)}</ul>'
 
 
 def fragment_box(job_id: str, name: str, body: str, record, prefix: str, changed=()) -> str:
@@ -232,6 +249,37 @@ def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[i
             f'<tbody>{"".join(frows)}</tbody></table></div>\n') if frows else \
         '\n<p class="verify-none">No headline figure moved beyond its job\'s tolerance.</p>\n'
     return intro, claims, figs
+
+
+def release_timeline(releases: list[str], claim_rows: list[tuple], figure_rows: list[tuple], prefix: str) -> str:
+    """One row per changed claim or exact figure, one column per release: the verdict or value on each
+    release measured, with its record; a release not measured says what the bisection infers.
+
+    claim_rows: (claim id, [releases_page.ReleaseRow]); figure_rows: (job id, figure name, [(release,
+    value or None, record or None)]).
+    """
+    if not claim_rows and not figure_rows:
+        return '\n<p class="verify-none">Nothing changed between the oldest and the newest release.</p>\n'
+    head = "".join(f"<th>{text(r)}</th>" for r in releases)
+    body = []
+    for claim_id, rows in claim_rows:
+        cells = []
+        for r in rows:
+            if r.measured:
+                cells.append(f'<td>{pill(r.measured.verdict)}<br><small><a href="{prefix}'
+                             f'{r.measured.record.evidence_url()}">record</a></small></td>')
+            else:
+                cells.append(f'<td class="verify-unmeasured" title="{text(r.inferred)}"><small>'
+                             f'{"inferred" if "by bisection" in r.inferred else "not measured"}</small></td>')
+        body.append(f'<tr id="timeline-{claim_id.replace(".", "--")}"><td><code>{text(claim_id)}</code></td>'
+                    f'{"".join(cells)}</tr>')
+    for job_id, name, values in figure_rows:
+        cells = "".join(f'<td>{text(_num(v))}<br><small><a href="{prefix}{rec.evidence_url()}">record</a></small></td>'
+                        if rec is not None else '<td class="verify-unmeasured"><small>not measured</small></td>'
+                        for _, v, rec in values)
+        body.append(f'<tr><td><code>{text(job_id)}</code><br><small>{text(name)}</small></td>{cells}</tr>')
+    return (f'\n<div class="evidence-table"><table class="verify-timeline"><thead><tr><th>claim or figure</th>'
+            f'{head}</tr></thead><tbody>{"".join(body)}</tbody></table></div>\n')
 
 
 def _count(n: int, noun: str) -> str:

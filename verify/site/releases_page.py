@@ -1,11 +1,19 @@
 """Claims and figures across vLLM releases: the same hardware and model, one profile per release.
 
-Profiles that differ only in their release (`cpu` and `cpu-oldest`) answer
-"since which version?": a claim box lists the verdict on each release, and the
-page "What changed between releases" lists every claim whose verdict differs
-and every headline figure (declared on its job, verify/headline.py) that moved beyond its
-job's tolerance, with links to both records. Profiles on other hardware (t4)
-are not compared here: a difference there says nothing about the release.
+Profiles that differ only in their release (`cpu`, `cpu-oldest` and every `cpu-<release>`
+between, verify/config/profiles.py) answer "since which version?". Every job runs on the oldest
+and the newest; `verify releases` (verify/runner/bisect.py) runs the jobs of a claim that
+differs on the releases between, by bisection, until the release where it changed is found.
+A claim box says in one line where its verdict holds ("confirmed since 0.29.0 (refuted on
+0.27.0-0.28.0)"; "changed between X and Y" where a release in between gave nothing to decide
+on), with every release's verdict one click away; the page "What changed between releases"
+lists every claim whose verdict differs and every headline figure (declared on its job,
+verify/headline.py) that moved beyond its job's tolerance, with a timeline of each changed
+claim over every release and links to each record. A range names the releases measured at its
+ends; a release inside a range that was not measured is inferred by the bisection (one
+change between the ends, as `git bisect` assumes), and the per-release list says so.
+Profiles on other hardware (t4) are not compared here: a difference there says nothing about
+the release.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from verify.captures import failed_captures
 from verify.evidence.record import Record
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from verify.registry import all_jobs
-from verify.site import agreement
+from verify.site import agreement, hardware
 
 
 def release_profiles(profile: str = DEFAULT_PROFILE) -> list[Profile]:
@@ -50,18 +58,82 @@ def verdicts_across(claim_id: str) -> list[ReleaseVerdict]:
     return out
 
 
-def since(rvs: list[ReleaseVerdict]) -> str | None:
-    """One line: the verdict on every release, or since which release it holds. None for a single release."""
+def releases_checked() -> list[str]:
+    """Every release of the default profile's set-up, oldest first (measured or not)."""
+    return [p.release for p in release_profiles()]
+
+
+def _span(a: str, b: str) -> str:
+    return a if a == b else f"{a}-{b}"
+
+
+def _runs(rvs: list[ReleaseVerdict]) -> list[tuple[str, str, str]]:
+    """Consecutive measured releases with one verdict: (verdict, first release, last release)."""
+    out: list[list[str]] = []
+    for r in rvs:
+        if out and out[-1][0] == r.verdict:
+            out[-1][2] = r.release
+        else:
+            out.append([r.verdict, r.release, r.release])
+    return [tuple(x) for x in out]
+
+
+def since(rvs: list[ReleaseVerdict], releases: list[str] | None = None) -> str | None:
+    """One line: where the verdict holds across releases. None for a single release measured.
+
+    "confirmed on every release checked (0.27.0-0.32.0)" when each was measured;
+    "confirmed on 0.27.0 and 0.32.0, the releases measured" when only the ends were (they agree,
+    so nothing between was bisected); "confirmed since 0.29.0 (refuted on 0.27.0-0.28.0)" when
+    the change was placed at one release; "... changed between 0.28.0 and 0.31.0" when releases
+    between the last old and the first new answer gave nothing to decide on.
+    """
     if len(rvs) < 2:
         return None
-    newest = rvs[-1].verdict
-    if all(r.verdict == newest for r in rvs):
-        return f"{newest} on every release checked ({', '.join(r.release for r in rvs)})"
-    first = len(rvs) - 1
-    while first > 0 and rvs[first - 1].verdict == newest:
-        first -= 1
-    before = "; ".join(f"{r.verdict} on {r.release}" for r in rvs[:first])
-    return f"{newest} since {rvs[first].release} ({before})"
+    releases = releases or releases_checked()
+    runs = _runs(rvs)
+    newest = runs[-1]
+    if len(runs) == 1:
+        if len(rvs) == len(releases):
+            return f"{newest[0]} on every release checked ({_span(releases[0], releases[-1])})"
+        return f"{newest[0]} on {', '.join(r.release for r in rvs[:-1])} and {rvs[-1].release}, the releases measured"
+    before = "; ".join(f"{v} on {_span(a, b)}" for v, a, b in runs[:-1])
+    last_old = runs[-2][2]
+    adjacent = releases.index(newest[1]) - releases.index(last_old) == 1
+    if adjacent:
+        return f"{newest[0]} since {newest[1]} ({before})"
+    return f"{newest[0]} on {_span(newest[1], newest[2])} ({before}): changed between {last_old} and {newest[1]}"
+
+
+@dataclass(frozen=True)
+class ReleaseRow:
+    """One release in a claim's timeline: its verdict where measured, else why it is not."""
+    release: str
+    profile: str
+    measured: ReleaseVerdict | None
+    inferred: str  # for a release not measured: what the bisection infers, or ""
+
+
+def timeline(claim_id: str) -> list[ReleaseRow]:
+    """The claim on every release checked, oldest first: measured, inferred between two measured
+    releases that agree, or unknown between two that differ."""
+    rvs = {r.release: r for r in verdicts_across(claim_id)}
+    rows = []
+    measured = [r for r in releases_checked() if r in rvs]
+    for p in release_profiles():
+        if p.release in rvs:
+            rows.append(ReleaseRow(p.release, p.name, rvs[p.release], ""))
+            continue
+        older = [r for r in measured if Version(r) < Version(p.release)]
+        newer = [r for r in measured if Version(r) > Version(p.release)]
+        if not older or not newer:
+            why = "not measured"
+        elif rvs[older[-1]].verdict == rvs[newer[0]].verdict:
+            why = (f"not measured; {rvs[older[-1]].verdict} by bisection "
+                   f"({older[-1]} and {newer[0]} agree)")
+        else:
+            why = f"not measured: the change lies between {older[-1]} and {newer[0]}"
+        rows.append(ReleaseRow(p.release, p.name, None, why))
+    return rows
 
 
 @dataclass(frozen=True)
@@ -75,9 +147,15 @@ class Change:
 
     @property
     def same_machine(self) -> bool:
-        """Timings compare across releases only if both records ran on the same kind of CPU."""
-        cpu = lambda r: r.provenance.get("hardware", {}).get("cpu")  # noqa: E731
-        return cpu(self.older) == cpu(self.newer)
+        """Timings compare across releases only if both records ran on the same hardware: the same
+        fingerprint (CPU model, cores, vector extensions) where both have one, else CPU model and cores."""
+        return hardware.same(self.older.provenance.get("hardware", {}), self.newer.provenance.get("hardware", {}))
+
+    @property
+    def machines(self) -> str:
+        """The two records' hardware, in one line each where they differ."""
+        a, b = (hardware.describe(r.provenance.get("hardware", {})) for r in (self.older, self.newer))
+        return a if a == b else f"{a} (older) / {b} (newer)"
 
 
 def changes(older: str, newer: str = DEFAULT_PROFILE) -> tuple[list[Change], list[Change], int]:
@@ -98,6 +176,25 @@ def changes(older: str, newer: str = DEFAULT_PROFILE) -> tuple[list[Change], lis
             for entry in headline.moved(job.headline, a.record.data, b.record.data):
                 moved.append(Change(job.id, a.record, b.record, figure=entry))
     return verdicts, moved, compared
+
+
+def figure_timelines(moved: list[Change]) -> list[tuple[str, str, list[tuple[str, float | None, Record | None]]]]:
+    """Each exact figure that moved (a count, size or limit: tolerance 0), on every release measured.
+    Timings are left out: one run per release does not tell a release from drift."""
+    out = []
+    for c in moved:
+        job = all_jobs()[c.job_id]
+        if job.headline.tolerance != headline.EXACT:
+            continue
+        values = []
+        for p in release_profiles():
+            s = agreement.claim_state(job.claims[0].id, p.name)
+            if s.record is None or s.stale or failed_captures(s.record.data):
+                values.append((p.release, None, None))
+            else:
+                values.append((p.release, job.headline.read(s.record.data)[c.figure["name"]], s.record))
+        out.append((c.job_id, c.figure["name"], values))
+    return out
 
 
 def tolerances() -> list[list[str]]:

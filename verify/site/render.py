@@ -21,7 +21,7 @@ from verify.errors import VerifyError
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES
 from verify.paths import DOCS
 from verify.registry import all_jobs, find_claim
-from verify.site import agreement, charts, html, releases_page, views
+from verify.site import agreement, charts, html, release_prose, releases_page, views
 from verify.site.directives import page_claims, parse_directives
 
 Warn = Callable[[str], None]
@@ -56,15 +56,19 @@ def _page_link(src: str) -> tuple[str, str]:
 
 def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str:
     job, claim = find_claim(claim_id)
-    states = [agreement.claim_state(claim_id, p) for p in job.profiles if p in PROFILES]
     main = agreement.claim_state(claim_id, DEFAULT_PROFILE)
+    # In full: the page's own profile and other hardware; the other releases fold under one line.
+    same_setup = {p.name for p in releases_page.release_profiles()}
+    states = [main] + [agreement.claim_state(claim_id, p) for p in job.profiles
+                       if p in PROFILES and p not in same_setup]
     problem = main.problem(expect) if DEFAULT_PROFILE in job.profiles else None
     if problem:
         warn(type(problem)(f"{src}: {problem}"))  # keeps the kind of problem (a Contradiction stays one)
     across = releases_page.verdicts_across(claim_id)
     changed = len({r.verdict for r in across}) > 1
     return html.claim_box(claim, expect, main, states, prefix, releases_page.since(across), changed,
-                          other_hardware=isinstance(problem, agreement.HardwareDifference))
+                          other_hardware=isinstance(problem, agreement.HardwareDifference),
+                          releases=releases_page.timeline(claim_id))
 
 
 def _main_record(src: str, warn: Warn, job_id: str):
@@ -153,6 +157,9 @@ def _release_changes(src: str, prefix: str, part: str) -> str:
     parts = dict(zip(("summary", "claims", "figures"),
                      html.release_changes(older, newer, verdicts, moved, (compared, len(all_jobs())),
                                           prefix, pages_of)))
+    parts["timeline"] = html.release_timeline(
+        releases_page.releases_checked(), [(c.claim_id, releases_page.timeline(c.claim_id)) for c in verdicts],
+        releases_page.figure_timelines(moved), prefix)
     parts["tolerances"] = html.table(["job", "tolerance", "why", "figures compared"], releases_page.tolerances())
     if part not in parts:
         raise VerifyError(f"{src}: release_changes part must be one of {', '.join(parts)}, not {part!r}")
@@ -172,6 +179,9 @@ def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) 
     for d in reversed(parse_directives(markdown, src)):
         if d.name == "claim":
             out = _claim(src, warn, prefix, d.args[0], d.kwargs["expect"])
+            unnamed = release_prose.problem(source, d.start, d.args[0])
+            if unnamed:
+                warn(f"{src}:{d.line}: {unnamed}")
         elif d.name == "evidence":
             out = _evidence(src, warn, prefix, *d.args)
         elif d.name == "chart":

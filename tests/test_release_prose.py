@@ -1,0 +1,59 @@
+"""A claim whose verdict differs between releases stands under prose that names the release.
+
+Which claims differ is read from the committed records of every release; the pages are the real
+pages, edited in memory to show that the rule fails when the release goes out of a sentence.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from verify.paths import DOCS
+from verify.site import release_prose
+from verify.site.directives import parse_directives
+
+
+def _differing() -> list[tuple[str, str, int]]:
+    """(page, claim id, directive start) for every claim whose verdict differs across releases."""
+    out = []
+    for path in sorted(DOCS.rglob("*.md")):
+        text = path.read_text()
+        for d in parse_directives(text, path.name):
+            if d.name == "claim" and release_prose.release_dependent(d.args[0]):
+                out.append((path.relative_to(DOCS).as_posix(), d.args[0], d.start))
+    return out
+
+
+def test_the_records_have_claims_that_differ_between_releases_and_the_pages_name_the_release():
+    differing = _differing()
+    assert len(differing) >= 3, "the committed records disagree across releases on at least three claims"
+    assert release_prose.problems() == []
+
+
+@pytest.mark.parametrize("page,claim_id,start", _differing())
+def test_taking_the_release_out_of_the_paragraph_fails_the_check(page, claim_id, start):
+    text = (DOCS / page).read_text()
+    lead = release_prose.lead_paragraph(text, start)
+    assert release_prose.VERSION.search(lead), lead
+    # The same paragraph with every release number written as "this release".
+    blind = text.replace(lead, release_prose.VERSION.sub("this release", lead), 1)
+    d = next(d for d in parse_directives(blind, page) if d.name == "claim" and d.args[0] == claim_id)
+    problem = release_prose.problem(blind, d.start, claim_id)
+    assert problem and "names no release" in problem
+
+
+def test_a_claim_that_holds_on_every_release_needs_no_release_named():
+    blind = re.sub(release_prose.VERSION, "this release", (DOCS / "cost.md").read_text())
+    d = next(d for d in parse_directives(blind, "cost.md") if d.name == "claim")
+    assert release_prose.release_dependent(d.args[0]) is None
+    assert release_prose.problem(blind, d.start, d.args[0]) is None
+
+
+def test_the_lead_paragraph_skips_directives_that_stand_alone():
+    md = "Intro on vLLM 0.29.0:\n\n{{ claim(\"a.b\", expect=\"confirmed\") }}\n\n{{ claim(\"c.d\", expect=\"confirmed\") }}\n"
+    second = md.rindex("{{")
+    assert release_prose.lead_paragraph(md, second) == "Intro on vLLM 0.29.0:"
+    assert release_prose.VERSION.search("on 0.29.0 and later") and release_prose.VERSION.search("vLLM 0.29")
+    assert not release_prose.VERSION.search("a 0.5 s gap and 1.5x faster")
