@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from verify.errors import VerifyError
-from verify.config.profiles import DEFAULT_PROFILE, PROFILES, get_profile
+from verify.config.profiles import DEFAULT_PROFILE, PROFILES, get_profile, runs_on
 
 
 def _progress(msg: str) -> None:
@@ -35,7 +35,7 @@ def cmd_list(args) -> int:
     jobs = all_jobs()
     if args.json:
         rows = [{"id": j.id, "title": j.title, "article": j.article, "runs_on": j.runs_on,
-                 "profiles": list(j.profiles), "pages": list(j.pages),
+                 "profiles": [p for p in PROFILES if runs_on(j.profiles, p)], "pages": list(j.pages),
                  "claims": [c.id for c in j.claims]} for j in jobs.values()]
         print(json.dumps(rows if not args.ids_only else [j.id for j in jobs.values()]))
         return 0

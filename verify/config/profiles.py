@@ -206,6 +206,13 @@ PROFILES: dict[str, Profile] = {
 DEFAULT_PROFILE = "cpu"
 
 
+def runs_on(job_profiles: tuple[str, ...], name: str) -> bool:
+    """Whether a job naming these profiles (Job.profiles) runs on profile `name`. A job that runs on the
+    oldest release runs on every release between too, where `verify releases` bisects."""
+    between = {release_profile_name(r) for r in CPU_RELEASES[1:-1]}
+    return name in job_profiles or (name in between and OLDEST_PROFILE in job_profiles)
+
+
 def get_profile(name: str) -> Profile:
     try:
         return PROFILES[name]

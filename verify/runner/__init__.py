@@ -28,7 +28,7 @@ from verify.evidence import store
 from verify.evidence.provenance import machine_facts, server_facts, utc_now
 from verify.evidence.record import Record
 from verify.job import OFFLINE, Job
-from verify.config.profiles import DEFAULT_VARIANT, Profile, combined_variant, get_variant
+from verify.config.profiles import DEFAULT_VARIANT, Profile, combined_variant, get_variant, runs_on
 from verify.registry import all_jobs, get_job
 from verify.site import pages
 
@@ -108,7 +108,7 @@ def _minutes(seconds: float) -> str:
 
 def select_jobs(ids: list[str] | None, profile: Profile) -> list[Job]:
     jobs = [get_job(i) for i in ids] if ids else list(all_jobs().values())
-    return [j for j in jobs if profile.name in j.profiles]
+    return [j for j in jobs if runs_on(j.profiles, profile.name)]
 
 
 def is_fresh(job: Job, profile: Profile, root: Path | None = None) -> bool:

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from verify.job import VERDICTS
-from verify.config.profiles import Profile
+from verify.config.profiles import Profile, runs_on
 from verify.paths import DOCS
 from verify.registry import all_claims, all_jobs
 from verify.site import agreement, release_prose
@@ -37,7 +37,7 @@ def problems(profile: Profile, docs: Path = DOCS, evidence_root: Path | None = N
             found.append(f"{where}: claim {pc.claim_id!r} expects {pc.expect!r}; use one of {', '.join(VERDICTS)}")
             continue
         job, _ = claims[pc.claim_id]
-        if profile.name not in job.profiles:
+        if not runs_on(job.profiles, profile.name):
             continue
         problem = agreement.claim_state(pc.claim_id, profile.name, evidence_root).problem(pc.expect)
         if problem:

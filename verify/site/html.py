@@ -242,7 +242,8 @@ def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[i
                      f'<td>{text(_num(f["before"]))}{text(unit)}<br><small>{_record_link(c.older, prefix)}</small></td>'
                      f'<td>{text(_num(f["after"]))}{text(unit)}<br><small>{_record_link(c.newer, prefix)}</small></td>'
                      f'<td>{text(change)}<br><small>tolerance {f["tolerance"] * 100:.0f} %</small>'
-                     f'{"" if c.same_machine else "<br><small><strong>recorded on different CPUs</strong></small>"}'
+                     f'<br><small>{"" if c.same_machine else "<strong>"}{text(c.machine_note)}'
+                     f'{"" if c.same_machine else "</strong>"}</small>'
                      f'</td></tr>')
     figs = (f'\n<div class="evidence-table"><table class="verify-moved"><thead><tr><th>figure</th>'
             f'<th>vLLM {text(older.release)}</th><th>vLLM {text(newer.release)}</th><th>change</th></tr></thead>'

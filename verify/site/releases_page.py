@@ -152,10 +152,15 @@ class Change:
         return hardware.same(self.older.provenance.get("hardware", {}), self.newer.provenance.get("hardware", {}))
 
     @property
-    def machines(self) -> str:
-        """The two records' hardware, in one line each where they differ."""
-        a, b = (hardware.describe(r.provenance.get("hardware", {})) for r in (self.older, self.newer))
-        return a if a == b else f"{a} (older) / {b} (newer)"
+    def machine_note(self) -> str:
+        """Whether a timing compares like with like: the same fingerprint, only the same CPU model and
+        cores (a record made before records carried the CPU's flags), or different hardware."""
+        a, b = (r.provenance.get("hardware", {}) for r in (self.older, self.newer))
+        if not self.same_machine:
+            return f"different hardware: {hardware.describe(a)} (older) / {hardware.describe(b)} (newer)"
+        if a.get("fingerprint") and b.get("fingerprint"):
+            return f"same hardware: {a['fingerprint']}"
+        return f"same CPU model and cores ({hardware.describe(a)}); its flags are not on both records"
 
 
 def changes(older: str, newer: str = DEFAULT_PROFILE) -> tuple[list[Change], list[Change], int]:
