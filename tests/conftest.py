@@ -26,7 +26,7 @@ from verify.live.proxy import SETUPS as PROXY_SETUPS  # noqa: E402  (each proxy'
 
 
 def our_processes() -> list[str]:
-    """vLLM servers and proxy (nginx, Caddy, HAProxy) processes started from this checkout or its temp dirs."""
+    """vLLM servers, proxy (nginx, Caddy, HAProxy) and Prometheus processes started from this checkout or its temp dirs."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
     mine = str(os.getpid())
     found = []
@@ -36,7 +36,8 @@ def our_processes() -> list[str]:
             continue
         if "vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or "verify.runner.offline" in args or \
            (any(kind in args for kind in ("nginx", "caddy", "haproxy"))
-            and any(f"{setup}-" in args for setup in PROXY_SETUPS)):
+            and any(f"{setup}-" in args for setup in PROXY_SETUPS)) or \
+           ("prometheus" in args and "/prometheus-" in args):  # verify/live/prometheus.py's temp dir
             found.append(line.strip())
     return found
 

@@ -44,6 +44,19 @@ def test_taking_the_release_out_of_the_paragraph_fails_the_check(page, claim_id,
     assert problem and "names no release" in problem
 
 
+@pytest.mark.parametrize("page,claim_id,start", _differing())
+def test_naming_another_release_than_the_one_measured_fails_the_check(page, claim_id, start):
+    """The sentence must name the release from which the verdict holds: after a bisection moves it,
+    the old release in the prose is out of date."""
+    text = (DOCS / page).read_text()
+    lead = release_prose.lead_paragraph(text, start)
+    _, first = release_prose.release_dependent(claim_id)
+    wrong = text.replace(lead, lead.replace(first, "0.0.1"), 1)
+    d = next(d for d in parse_directives(wrong, page) if d.name == "claim" and d.args[0] == claim_id)
+    problem = release_prose.problem(wrong, d.start, claim_id)
+    assert problem and f"but not {first}" in problem
+
+
 def test_a_claim_that_holds_on_every_release_needs_no_release_named():
     blind = re.sub(release_prose.VERSION, "this release", (DOCS / "cost.md").read_text())
     d = next(d for d in parse_directives(blind, "cost.md") if d.name == "claim")

@@ -4,8 +4,10 @@ introduced by a paragraph that says which release it holds for.
 A page describes one release (the `cpu` profile's), but a reader on another release reads the
 same sentences. Where a claim's verdict differs across the releases checked
 (verify/site/releases_page.py), the prose paragraph it stands under (the nearest block before its
-directive that is not itself a directive) must name a version, like "vLLM 0.32.0" or "from
-0.29.0 on". `verify check` and the strict build fail otherwise, naming the page and line.
+directive that is not itself a directive) must name the release from which the page's verdict
+holds, as measured: "from vLLM 0.29.0 on" for a claim confirmed since 0.29.0. When a bisection
+moves that release, the sentence is out of date and the check says so. `verify check` and the
+strict build fail otherwise, naming the page and line.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from verify.site import releases_page
 from verify.site.directives import parse_directives
 
 # A release as pages write it: 0.29.0, or "vLLM 0.29" (a bare 0.29 is any decimal, like "0.5 s").
-VERSION = re.compile(r"(?<![\w.])\d+\.\d+\.\d+(?![\w.]*\d)|\bvLLM \d+\.\d+\b")
+VERSION = re.compile(r"\bvLLM\s+\d+\.\d+(?:\.\d+)?\b|(?<![\w.])\d+\.\d+\.\d+(?![\w.]*\d)")
 _ONLY_DIRECTIVES = re.compile(r"^(\s*\{\{.*?\}\}\s*)+$", re.S)
 
 
@@ -37,18 +39,29 @@ def lead_paragraph(markdown: str, start: int) -> str:
     return ""
 
 
-def release_dependent(claim_id: str) -> str | None:
-    """The one line across releases when the claim's verdict differs between them, else None."""
+def release_dependent(claim_id: str) -> tuple[str, str] | None:
+    """When the claim's verdict differs between releases: the one line across them, and the first
+    release measured from which the newest verdict holds. Else None."""
     across = releases_page.verdicts_across(claim_id)
-    return releases_page.since(across) if len({r.verdict for r in across}) > 1 else None
+    if len({r.verdict for r in across}) < 2:
+        return None
+    first = len(across) - 1
+    while first > 0 and across[first - 1].verdict == across[-1].verdict:
+        first -= 1
+    return releases_page.since(across), across[first].release
 
 
 def problem(markdown: str, start: int, claim_id: str) -> str | None:
-    across = release_dependent(claim_id)
-    if across is None or VERSION.search(lead_paragraph(markdown, start)):
+    dependent = release_dependent(claim_id)
+    if dependent is None:
         return None
+    across, first = dependent
+    named = {re.sub(r"^vLLM\s+", "", m.group(0)) for m in VERSION.finditer(lead_paragraph(markdown, start))}
+    if first in named:
+        return None
+    said = f"names {', '.join(sorted(named))} but not {first}" if named else "names no release"
     return (f"claim {claim_id!r} differs between vLLM releases ({across}), but the paragraph it stands "
-            f"under names no release: say which release the sentence holds for")
+            f"under {said}: say from which release the sentence holds")
 
 
 def problems(docs: Path = DOCS) -> list[str]:
