@@ -114,7 +114,12 @@ def cmd_migrate(args) -> int:
 
 def cmd_render(args) -> int:
     from verify.site.render_tree import render_tree
+    from verify.site.agreement import HardwareDifference
     pages, found = render_tree(args.out)
+    # As in `verify check` and the MkDocs build: a timing verdict on other hardware is reported, not failed.
+    for p in (p for p in found if isinstance(p, HardwareDifference)):
+        print(f"verify render: note: {p}", file=sys.stderr)
+    found = [p for p in found if not isinstance(p, HardwareDifference)]
     for p in found:
         print(f"verify render: {p}", file=sys.stderr)
     if found:

@@ -20,7 +20,7 @@ import subprocess
 from functools import lru_cache
 
 from verify.evidence import store
-from verify.paths import ROOT
+from verify.paths import EVIDENCE, ROOT
 
 
 def describe(hw: dict) -> str:
@@ -36,7 +36,8 @@ def same(a: dict, b: dict) -> bool:
 
 @lru_cache(maxsize=None)
 def _committed(job_id: str, profile: str) -> str | None:
-    label = store.record_path(job_id, profile).resolve().relative_to(ROOT).as_posix()
+    # The repository's record, whichever evidence folder this run reads.
+    label = store.record_path(job_id, profile, EVIDENCE).resolve().relative_to(ROOT).as_posix()
     try:
         done = subprocess.run(["git", "-C", str(ROOT), "show", f"HEAD:{label}"], capture_output=True, text=True)
     except OSError:

@@ -16,7 +16,8 @@ import re
 from pathlib import Path
 
 from verify.paths import DOCS
-from verify.site import releases_page
+from verify.registry import find_claim
+from verify.site import hardware, releases_page, views
 from verify.site.directives import parse_directives
 
 # A release as pages write it: 0.29.0, or "vLLM 0.29" (a bare 0.29 is any decimal, like "0.5 s").
@@ -45,6 +46,11 @@ def release_dependent(claim_id: str) -> tuple[str, str] | None:
     across = releases_page.verdicts_across(claim_id)
     if len({r.verdict for r in across}) < 2:
         return None
+    if claim_id in views.timing_claims(find_claim(claim_id)[0]):
+        # A timing verdict that differs between records made on different hardware says nothing of the release.
+        machines = [r.record.provenance.get("hardware", {}) for r in across]
+        if not all(hardware.same(machines[0], m) for m in machines[1:]):
+            return None
     first = len(across) - 1
     while first > 0 and across[first - 1].verdict == across[-1].verdict:
         first -= 1
