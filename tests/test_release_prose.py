@@ -70,3 +70,9 @@ def test_the_lead_paragraph_skips_directives_that_stand_alone():
     assert release_prose.lead_paragraph(md, second) == "Intro on vLLM 0.29.0:"
     assert release_prose.VERSION.search("on 0.29.0 and later") and release_prose.VERSION.search("vLLM 0.29")
     assert not release_prose.VERSION.search("a 0.5 s gap and 1.5x faster")
+
+
+def test_the_lead_paragraph_skips_the_code_a_page_shows():
+    md = ("A seeded answer matches from vLLM 0.29.0 on.\n\n```python\n--8<-- \"x.py\"\n```\n\n"
+          "{{ claim(\"a.b\", expect=\"confirmed\") }}\n")
+    assert release_prose.lead_paragraph(md, md.index("{{")) == "A seeded answer matches from vLLM 0.29.0 on."

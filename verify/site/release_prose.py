@@ -23,11 +23,17 @@ from verify.site.directives import parse_directives
 # A release as pages write it: 0.29.0, or "vLLM 0.29" (a bare 0.29 is any decimal, like "0.5 s").
 VERSION = re.compile(r"\bvLLM\s+\d+\.\d+(?:\.\d+)?\b|(?<![\w.])\d+\.\d+\.\d+(?![\w.]*\d)")
 _ONLY_DIRECTIVES = re.compile(r"^(\s*\{\{.*?\}\}\s*)+$", re.S)
+# A block that is code, not prose: a fenced block (the snippets a page shows).
+_CODE = re.compile(r"^\s*(```|~~~)")
+
+
+def _not_prose(block: str) -> bool:
+    return bool(_ONLY_DIRECTIVES.match(block) or _CODE.match(block))
 
 
 def lead_paragraph(markdown: str, start: int) -> str:
-    """The prose block a directive at `start` stands under: the nearest preceding block that is not
-    only directives (the directive's own block counts when it has prose around the directive)."""
+    """The prose block a directive at `start` stands under: the nearest preceding block that is neither
+    only directives nor code (the directive's own block counts when it has prose around the directive)."""
     line_start = markdown.rfind("\n", 0, start) + 1
     own_end = markdown.find("\n\n", start)
     own = markdown[markdown.rfind("\n\n", 0, start) + 2 if "\n\n" in markdown[:start] else 0:
@@ -35,7 +41,7 @@ def lead_paragraph(markdown: str, start: int) -> str:
     if not _ONLY_DIRECTIVES.match(own):
         return own
     for block in reversed(re.split(r"\n\s*\n", markdown[:line_start])):
-        if block.strip() and not _ONLY_DIRECTIVES.match(block):
+        if block.strip() and not _not_prose(block):
             return block
     return ""
 
