@@ -168,7 +168,7 @@ def test_a_claim_whose_verdict_changed_says_since_when_and_links_the_change(two_
     out = render_page("cost.md", (DOCS / "cost.md").read_text(), warn=lambda m: None)
     box = out[out.index('id="claim-billing--n-bills-prompt-once"'):]
     box = box[:box.index("\n")]
-    assert ("Across vLLM releases: confirmed on 0.32.0 (refuted on 0.27.0): changed between 0.27.0 and 0.32.0"
+    assert ("vLLM releases: confirmed on 0.32.0 (refuted on 0.27.0): changed between 0.27.0 and 0.32.0"
             in box), "two releases measured of seven: where it changed is not known"
     assert 'href="../releases/#changed-billing--n-bills-prompt-once"' in box
     same = out[out.index('id="claim-billing--completions-default-16"'):]

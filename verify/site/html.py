@@ -82,7 +82,10 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
     """
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
                    f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
-    if main.verdict == expect:
+    if main.verdict == expect and across:  # short, so that the line across releases fits beside it
+        note = f'<div class="verify-agree"><small>Page and evidence agree: <em>{text(expect)}</em>.</small></div>'
+        mismatch = ""
+    elif main.verdict == expect:
         note = (f'<div class="verify-agree"><small>This page states the claim as <em>{text(expect)}</em>; '
                 f'the evidence agrees.</small></div>')
         mismatch = ""
@@ -99,7 +102,7 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
         more = (f' · <a href="{prefix}releases/#{changes_anchor(claim.id)}">what changed</a>'
                 if changed_between else "")
         note += (f'<details class="verify-releases{" verify-release-changed" if changed_between else ""}">'
-                 f'<summary><small>Across vLLM releases: {text(across)}{more}</small></summary>'
+                 f'<summary><small>vLLM releases: {text(across)}{more}</small></summary>'
                  f'{release_rows(releases or [], expect, prefix)}</details>')
     state = "myth" if main.verdict == expect == "refuted" else main.verdict
     return (f'\n<div class="verify-claim verify-{text(state)}" id="{claim.anchor}">'
@@ -271,7 +274,7 @@ def release_timeline(releases: list[str], claim_rows: list[tuple], figure_rows: 
                              f'{r.measured.record.evidence_url()}">record</a></small></td>')
             else:
                 cells.append(f'<td class="verify-unmeasured" title="{text(r.inferred)}"><small>'
-                             f'{"inferred" if "by bisection" in r.inferred else "not measured"}</small></td>')
+                             f'{"inferred: " + text(r.guess) if r.guess else "not measured"}</small></td>')
         body.append(f'<tr id="timeline-{claim_id.replace(".", "--")}"><td><code>{text(claim_id)}</code></td>'
                     f'{"".join(cells)}</tr>')
     for job_id, name, values in figure_rows:

@@ -110,7 +110,8 @@ class ReleaseRow:
     release: str
     profile: str
     measured: ReleaseVerdict | None
-    inferred: str  # for a release not measured: what the bisection infers, or ""
+    inferred: str  # for a release not measured: why, and what the bisection infers
+    guess: str = ""  # the verdict the bisection infers for it, where the releases around it agree
 
 
 def timeline(claim_id: str) -> list[ReleaseRow]:
@@ -125,14 +126,15 @@ def timeline(claim_id: str) -> list[ReleaseRow]:
             continue
         older = [r for r in measured if Version(r) < Version(p.release)]
         newer = [r for r in measured if Version(r) > Version(p.release)]
+        guess = ""
         if not older or not newer:
             why = "not measured"
         elif rvs[older[-1]].verdict == rvs[newer[0]].verdict:
-            why = (f"not measured; {rvs[older[-1]].verdict} by bisection "
-                   f"({older[-1]} and {newer[0]} agree)")
+            guess = rvs[older[-1]].verdict
+            why = f"not measured; {guess} by bisection ({older[-1]} and {newer[0]} agree)"
         else:
             why = f"not measured: the change lies between {older[-1]} and {newer[0]}"
-        rows.append(ReleaseRow(p.release, p.name, None, why))
+        rows.append(ReleaseRow(p.release, p.name, None, why, guess))
     return rows
 
 
