@@ -113,7 +113,7 @@ def test_since_names_the_first_release_from_which_the_newest_verdict_holds():
     # Every release measured, all agreeing: a range; only the ends measured: exactly those.
     assert since([_rv(r, "confirmed") for r in ALL], ALL) == "confirmed on every release checked (0.27.0-0.32.0)"
     assert since([_rv("0.27.0", "confirmed"), _rv("0.32.0", "confirmed")], ALL) == \
-        "confirmed on 0.27.0 and 0.32.0, the releases measured"
+        "confirmed on 0.27.0-0.32.0 (2 of 7 releases measured)"
     # Bisected to adjacent releases: the exact release.
     assert since([_rv("0.27.0", "refuted"), _rv("0.28.0", "refuted"), _rv("0.29.0", "confirmed"),
                   _rv("0.32.0", "confirmed")], ALL) == "confirmed since 0.29.0 (refuted on 0.27.0-0.28.0)"
@@ -172,7 +172,7 @@ def test_a_claim_whose_verdict_changed_says_since_when_and_links_the_change(two_
             in box), "two releases measured of seven: where it changed is not known"
     assert 'href="../releases/#changed-billing--n-bills-prompt-once"' in box
     same = out[out.index('id="claim-billing--completions-default-16"'):]
-    assert "confirmed on 0.27.0 and 0.32.0, the releases measured" in same[:same.index("\n")]
+    assert "confirmed on 0.27.0-0.32.0 (2 of 7 releases measured)" in same[:same.index("\n")]
 
 
 def test_the_releases_page_lists_changed_verdicts_and_moved_figures_with_both_records(two_releases):

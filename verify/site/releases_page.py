@@ -82,8 +82,8 @@ def since(rvs: list[ReleaseVerdict], releases: list[str] | None = None) -> str |
     """One line: where the verdict holds across releases. None for a single release measured.
 
     "confirmed on every release checked (0.27.0-0.32.0)" when each was measured;
-    "confirmed on 0.27.0 and 0.32.0, the releases measured" when only the ends were (they agree,
-    so nothing between was bisected); "confirmed since 0.29.0 (refuted on 0.27.0-0.28.0)" when
+    "confirmed on 0.27.0-0.32.0 (2 of 7 releases measured)" when only some were (the ends agree,
+    so nothing between needed a run); "confirmed since 0.29.0 (refuted on 0.27.0-0.28.0)" when
     the change was placed at one release; "... changed between 0.28.0 and 0.31.0" when releases
     between the last old and the first new answer gave nothing to decide on.
     """
@@ -95,7 +95,8 @@ def since(rvs: list[ReleaseVerdict], releases: list[str] | None = None) -> str |
     if len(runs) == 1:
         if len(rvs) == len(releases):
             return f"{newest[0]} on every release checked ({_span(releases[0], releases[-1])})"
-        return f"{newest[0]} on {', '.join(r.release for r in rvs[:-1])} and {rvs[-1].release}, the releases measured"
+        # The releases between agree by bisection (they were not run because the ends agree).
+        return f"{newest[0]} on {_span(rvs[0].release, rvs[-1].release)} ({len(rvs)} of {len(releases)} releases measured)"
     before = "; ".join(f"{v} on {_span(a, b)}" for v, a, b in runs[:-1])
     last_old = runs[-2][2]
     adjacent = releases.index(newest[1]) - releases.index(last_old) == 1
