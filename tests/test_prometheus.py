@@ -17,7 +17,13 @@ from tests.conftest import ROOT, our_processes
 from verify.errors import VerifyError
 from verify.live import prometheus
 
-pytestmark = pytest.mark.skipif(shutil.which("promtool") is None, reason="Debian's prometheus package is not installed")
+
+
+@pytest.fixture(autouse=True)
+def _prometheus_installed():
+    if shutil.which("promtool") is None or shutil.which("prometheus") is None:
+        pytest.fail("Debian's prometheus is not installed (apt-get install -y prometheus; bootstrap.sh test does it)")
+
 SNIPPETS = ROOT / "snippets" / "metrics"
 
 

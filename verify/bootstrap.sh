@@ -39,14 +39,18 @@ if [ "$mode" = env-status ]; then
   echo "ok"; exit 0
 fi
 
-# --- system packages: nginx, Caddy, HAProxy and openssl for the proxy jobs, chromium for the browser tests
+# --- system packages: nginx, Caddy, HAProxy and openssl for the proxy jobs, chromium for the browser
+# tests, Prometheus (and its promtool) for the metrics snippets' tests
 missing=()
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
 command -v caddy >/dev/null || missing+=(caddy)
 command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
 command -v openssl >/dev/null || missing+=(openssl)
 command -v curl >/dev/null || missing+=(curl)
-if [ "$mode" = test ]; then command -v chromium >/dev/null || missing+=(chromium); fi
+if [ "$mode" = test ]; then
+  command -v chromium >/dev/null || missing+=(chromium)
+  command -v promtool >/dev/null || missing+=(prometheus)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   step "installing system packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
