@@ -63,6 +63,7 @@ def test_a_release_that_gives_nothing_ends_the_search_between_two_releases(monke
     def run_jobs(ids, profile, run_all):
         runs.append((tuple(ids or ()), profile.name))
 
+    monkeypatch.setattr(bisect, "_timing_differs_at_ends", lambda root=None: [])
     monkeypatch.setattr(bisect, "find_targets", lambda root=None, say=print: [
         Target("launch-path", "launch-path.deprecated", "claim", 0, len(CPU_RELEASES) - 1, "refuted", "confirmed")])
     said: list[str] = []
@@ -80,3 +81,20 @@ def test_every_release_is_a_profile_with_its_own_environment():
     assert release_profile_name(CPU_RELEASES[-1]) == "cpu" and release_profile_name(CPU_RELEASES[0]) == "cpu-oldest"
     flags = {PROFILES[release_profile_name(r)].flags for r in CPU_RELEASES}
     assert len(flags) == 1, "every release runs the same flags, so only the release differs"
+
+
+def test_a_timing_claim_decides_only_on_records_made_on_this_machine(monkeypatch):
+    """The committed prefill-stall-chunked record of a release between, read on another machine, gives
+    nothing to bisect on: that release runs again here rather than lend a machine difference."""
+    from verify.evidence.record import Record
+    record = Record.load("prefill-stall-chunked", "cpu-0.29.0")
+    if record is None:
+        pytest.skip("no committed prefill-stall-chunked record on 0.29.0")
+    t = Target("prefill-stall-chunked", "prefill-stall-chunked.stall-bounded", "claim", 0, len(CPU_RELEASES) - 1)
+    monkeypatch.setattr(bisect, "_here", lambda: record.provenance["hardware"])
+    assert bisect.answer(t, "0.29.0") == record.verdict(t.name)["verdict"]
+    monkeypatch.setattr(bisect, "_here", lambda: {"cpu": "Other CPU", "cores": 64, "fingerprint": "Other CPU / 64 cores"})
+    assert bisect.answer(t, "0.29.0") is None
+    # A claim that is not a timing claim is read whatever machine made it.
+    other = Target("launch-path", "launch-path.deprecated", "claim", 0, len(CPU_RELEASES) - 1)
+    assert bisect.answer(other, "0.29.0") in ("confirmed", "refuted")

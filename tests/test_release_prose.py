@@ -76,3 +76,19 @@ def test_the_lead_paragraph_skips_the_code_a_page_shows():
     md = ("A seeded answer matches from vLLM 0.29.0 on.\n\n```python\n--8<-- \"x.py\"\n```\n\n"
           "{{ claim(\"a.b\", expect=\"confirmed\") }}\n")
     assert release_prose.lead_paragraph(md, md.index("{{")) == "A seeded answer matches from vLLM 0.29.0 on."
+
+
+@pytest.mark.parametrize("md,lead", [
+    # a fenced block with a blank line in it is code, not the lead
+    ("From 0.29.0 on.\n\n```python\na = 1\n\nb = 2\n```\n\n{{ claim(\"a.b\", expect=\"confirmed\") }}\n", "From 0.29.0 on."),
+    # an HTML comment is not prose
+    ("<!-- 0.29.0 -->\n\n{{ claim(\"a.b\", expect=\"confirmed\") }}\n", ""),
+    # the search stops at the section's heading
+    ("Old text, 0.29.0.\n\n## Next\n\n{{ claim(\"a.b\", expect=\"confirmed\") }}\n", ""),
+    # in a list, the claim's own item: a sibling naming a release does not count
+    ("- on 0.29.0\n- {{ claim(\"a.b\", expect=\"confirmed\") }} holds\n", "- {{ claim(\"a.b\", expect=\"confirmed\") }} holds"),
+    # prose between two directives is prose
+    ("{{ a() }} from 0.29.0 {{ b() }}\n\n{{ claim(\"a.b\", expect=\"confirmed\") }}\n", "{{ a() }} from 0.29.0 {{ b() }}"),
+])
+def test_the_lead_paragraph_in_every_layout(md, lead):
+    assert release_prose.lead_paragraph(md, md.rindex("{{ claim")) == lead

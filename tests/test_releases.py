@@ -126,6 +126,23 @@ def test_since_names_the_first_release_from_which_the_newest_verdict_holds():
         "confirmed since 0.32.0 (refuted on 0.27.0)"
 
 
+def test_only_decided_ends_that_differ_count_as_a_change():
+    from verify.site.releases_page import ends_differ
+    assert ends_differ([_rv("0.27.0", "refuted"), _rv("0.32.0", "confirmed")])
+    assert not ends_differ([_rv("0.27.0", "confirmed"), _rv("0.29.0", "refuted"), _rv("0.32.0", "confirmed")])
+    assert not ends_differ([_rv("0.29.0", "refuted"), _rv("0.32.0", "confirmed")]), "the oldest end has no verdict"
+
+
+def test_the_timeline_says_what_is_measured_and_what_is_inferred():
+    from verify.site.releases_page import timeline
+    rows = {r.release: r for r in timeline("reproducibility.seed-among-others")}
+    assert rows["0.28.0"].measured and rows["0.28.0"].measured.verdict == "refuted"
+    assert rows["0.29.0"].measured and rows["0.29.0"].measured.verdict == "confirmed"
+    assert rows["0.30.0"].measured is None and rows["0.30.0"].guess == "confirmed"
+    assert "one change at most is assumed" in rows["0.30.0"].inferred
+    assert rows["0.27.1"].guess == "refuted"
+
+
 def test_release_profiles_are_the_default_profiles_hardware_oldest_first(monkeypatch):
     names = [p.name for p in site_releases.release_profiles()]
     assert names[-1] == DEFAULT_PROFILE and "cpu-oldest" in names and "t4" not in names

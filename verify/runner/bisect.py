@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from functools import lru_cache
 from dataclasses import dataclass, field
 
 from verify import headline
@@ -34,7 +35,7 @@ from verify.captures import failed_captures
 from verify.config.profiles import CPU_RELEASES, PROFILES, release_profile_name
 from verify.config.releases import env_dir
 from verify.errors import VerifyError
-from verify.evidence.provenance import fingerprint, hardware
+from verify.evidence.provenance import hardware
 from verify.evidence.record import Record
 from verify.registry import all_jobs, get_job
 from verify.site import hardware as hw_compare
@@ -67,12 +68,24 @@ def profile_of(release: str):
     return PROFILES[release_profile_name(release)]
 
 
+@lru_cache(maxsize=1)
+def _here() -> dict:
+    return hardware()
+
+
+def _timing(target: Target) -> bool:
+    return target.kind == "claim" and target.name in views.timing_claims(get_job(target.job_id))
+
+
 def answer(target: Target, release: str, root=None):
     """What the release's fresh record says for the target: a verdict, a figure, or None (no fresh record,
-    a failed capture, an inconclusive verdict: nothing to bisect on)."""
+    a failed capture, an inconclusive verdict, or, for a timing claim, a record made on other hardware
+    than this machine: nothing to bisect on, so the release runs again)."""
     job, profile = get_job(target.job_id), profile_of(release)
     record = Record.load(job.id, profile.name, root)
     if record is None or not record.is_fresh(job, profile) or failed_captures(record.data):
+        return UNMEASURED
+    if _timing(target) and not hw_compare.same(record.provenance.get("hardware") or {}, _here()):
         return UNMEASURED
     if target.kind == "claim":
         verdict = record.verdict(target.name)["verdict"]
@@ -88,6 +101,7 @@ def find_targets(root=None, say=print) -> list[Target]:
     first, last = CPU_RELEASES[0], CPU_RELEASES[-1]
     out: list[Target] = []
     timings: list[str] = []
+    undecided: list[str] = []
     for job in all_jobs().values():
         a, b = (Record.load(job.id, profile_of(r).name, root) for r in (first, last))
         if a is None or b is None:
@@ -100,20 +114,39 @@ def find_targets(root=None, say=print) -> list[Target]:
         for kind, name in names:
             t = Target(job.id, name, kind, 0, len(CPU_RELEASES) - 1)
             t.old, t.new = answer(t, first, root), answer(t, last, root)
+            if (t.old is UNMEASURED) != (t.new is UNMEASURED) and not _timing(t):
+                undecided.append(f"{name} ({first if t.old is UNMEASURED else last} gave nothing to decide on)")
             if t.old is UNMEASURED or t.new is UNMEASURED or t.old == t.new:
                 continue
             t.seen = {first: t.old, last: t.new}
             out.append(t)
+    if undecided:
+        say(f"  not bisected, one end undecided (run that end again): {'; '.join(undecided)}")
     if timings:
         say(f"  not bisected: the figures of {len(timings)} jobs are timings ({', '.join(timings)}); "
             "one run per release does not tell a release from drift")
     return out
 
 
-def _measured_here(job_id: str, release: str, here: str | None, root=None) -> bool:
+def _measured_here(job_id: str, release: str, root=None) -> bool:
     record = Record.load(job_id, profile_of(release).name, root)
-    theirs = (record.provenance.get("hardware") or {}) if record else {}
-    return here is not None and hw_compare.same(theirs, {"fingerprint": here})
+    return record is not None and hw_compare.same(record.provenance.get("hardware") or {}, _here())
+
+
+def _timing_differs_at_ends(root=None) -> list[str]:
+    """Jobs with a timing claim decided differently at the two ends, whatever hardware each end ran on:
+    their ends must both be measured here before the difference can be bisected."""
+    out = []
+    for job in all_jobs().values():
+        timing = views.timing_claims(job)
+        records = [Record.load(job.id, profile_of(r).name, root) for r in (CPU_RELEASES[0], CPU_RELEASES[-1])]
+        if not timing or any(r is None or not r.is_fresh(job, profile_of(rel))
+                             for r, rel in zip(records, (CPU_RELEASES[0], CPU_RELEASES[-1]))):
+            continue
+        a, b = records
+        if any(a.verdict(c)["verdict"] != b.verdict(c)["verdict"] for c in timing):
+            out.append(job.id)
+    return out
 
 
 def narrow(target: Target, root=None) -> int | None:
@@ -166,13 +199,11 @@ def bisect(run_jobs, root=None, say=print, remove_environments: bool = False) ->
         run(None, release, "the ends are measured in full")
     say("\nwhat differs between the oldest and the newest release:")
     targets = find_targets(root, say)
-    here = fingerprint(hardware())
     again: dict[str, list[str]] = {}
-    for t in targets:
-        if t.kind == "claim" and t.name in views.timing_claims(get_job(t.job_id)):
-            for release in (CPU_RELEASES[0], CPU_RELEASES[-1]):
-                if not _measured_here(t.job_id, release, here, root) and t.job_id not in again.get(release, []):
-                    again.setdefault(release, []).append(t.job_id)
+    for job_id in _timing_differs_at_ends(root):
+        for release in (CPU_RELEASES[0], CPU_RELEASES[-1]):
+            if not _measured_here(job_id, release, root):
+                again.setdefault(release, []).append(job_id)
     for release, ids in again.items():
         run(ids, release, "timing claim: its end was measured on other hardware, measured here again", True)
     if again:

@@ -58,7 +58,7 @@ def pill(verdict: str, label: str | None = None) -> str:
 
 def origin(record, prefix: str, changed: tuple[str, ...] = ()) -> str:
     """Where a record came from, with a link to the raw record and a stale note naming what changed."""
-    link = f'<a href="{prefix}{record.evidence_url()}">raw record</a>'
+    link = f'<a href="{prefix}{text(record.evidence_url())}">raw record</a>'
     stale = (f' · <strong class="verify-stale">STALE: changed since recorded: {text(", ".join(changed))}</strong>'
              if changed else "")
     return " · ".join(text(p) for p in record.origin_parts() if p) + " · " + link + stale
@@ -204,7 +204,7 @@ def changes_anchor(claim_id: str) -> str:
 
 
 def _record_link(record, prefix: str) -> str:
-    return f'<a href="{prefix}{record.evidence_url()}">{text(record.engine_version)} record</a>'
+    return f'<a href="{prefix}{text(record.evidence_url())}">{text(record.engine_version)} record</a>'
 
 
 def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[int, int], prefix: str,
@@ -234,7 +234,7 @@ def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[i
     claims = (f'\n<div class="evidence-table"><table class="verify-changes"><thead><tr><th>claim</th>'
               f'<th>vLLM {text(older.release)}</th><th>vLLM {text(newer.release)}</th></tr></thead>'
               f'<tbody>{"".join(rows)}</tbody></table></div>\n') if rows else \
-        '\n<p class="verify-none">No claim changed its verdict between the two releases.</p>\n'
+        '\n<p class="verify-none">No claim changed its verdict between the oldest and the newest release.</p>\n'
     frows = []
     for c in moved:
         f = c.figure
@@ -271,14 +271,14 @@ def release_timeline(releases: list[str], claim_rows: list[tuple], figure_rows: 
         for r in rows:
             if r.measured:
                 cells.append(f'<td>{pill(r.measured.verdict)}<br><small><a href="{prefix}'
-                             f'{r.measured.record.evidence_url()}">record</a></small></td>')
+                             f'{text(r.measured.record.evidence_url())}">record</a></small></td>')
             else:
                 cells.append(f'<td class="verify-unmeasured" title="{text(r.inferred)}"><small>'
                              f'{"inferred: " + text(r.guess) if r.guess else "not measured"}</small></td>')
-        body.append(f'<tr id="timeline-{claim_id.replace(".", "--")}"><td><code>{text(claim_id)}</code></td>'
+        body.append(f'<tr id="timeline-{text(claim_id.replace(".", "--"))}"><td><code>{text(claim_id)}</code></td>'
                     f'{"".join(cells)}</tr>')
     for job_id, name, values in figure_rows:
-        cells = "".join(f'<td>{text(_num(v))}<br><small><a href="{prefix}{rec.evidence_url()}">record</a></small></td>'
+        cells = "".join(f'<td>{text(_num(v))}<br><small><a href="{prefix}{text(rec.evidence_url())}">record</a></small></td>'
                         if rec is not None else '<td class="verify-unmeasured"><small>not measured</small></td>'
                         for _, v, rec in values)
         body.append(f'<tr><td><code>{text(job_id)}</code><br><small>{text(name)}</small></td>{cells}</tr>')

@@ -22,27 +22,43 @@ from verify.site.directives import parse_directives
 
 # A release as pages write it: 0.29.0, or "vLLM 0.29" (a bare 0.29 is any decimal, like "0.5 s").
 VERSION = re.compile(r"\bvLLM\s+\d+\.\d+(?:\.\d+)?\b|(?<![\w.])\d+\.\d+\.\d+(?![\w.]*\d)")
-_ONLY_DIRECTIVES = re.compile(r"^(\s*\{\{.*?\}\}\s*)+$", re.S)
-# A block that is code, not prose: a fenced block (the snippets a page shows).
-_CODE = re.compile(r"^\s*(```|~~~)")
+_DIRECTIVE = re.compile(r"\{\{[^}]*\}\}")
+# Not prose: fenced code (the snippets a page shows) and HTML comments, blanked out in place so
+# that offsets stay those of the page.
+_NOT_PROSE = re.compile(r"^[ \t]*(```|~~~).*?^[ \t]*\1[^\n]*$|<!--.*?-->", re.S | re.M)
+_ADMONITION = re.compile(r"^\s*(!!!|\?\?\?\+?)\s.*$", re.M)
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+", re.M)
+_HEADING = re.compile(r"^\s*#{1,6}\s")
 
 
-def _not_prose(block: str) -> bool:
-    return bool(_ONLY_DIRECTIVES.match(block) or _CODE.match(block))
+def _blank(m: re.Match) -> str:
+    return re.sub(r"[^\n]", " ", m.group(0))
+
+
+def _prose(block: str) -> str:
+    """The block's words once directives, admonition titles and list markers are gone."""
+    return _LIST_ITEM.sub("", _ADMONITION.sub("", _DIRECTIVE.sub("", block))).strip()
 
 
 def lead_paragraph(markdown: str, start: int) -> str:
-    """The prose block a directive at `start` stands under: the nearest preceding block that is neither
-    only directives nor code (the directive's own block counts when it has prose around the directive)."""
-    line_start = markdown.rfind("\n", 0, start) + 1
-    own_end = markdown.find("\n\n", start)
-    own = markdown[markdown.rfind("\n\n", 0, start) + 2 if "\n\n" in markdown[:start] else 0:
-                   own_end if own_end != -1 else len(markdown)]
-    if not _ONLY_DIRECTIVES.match(own):
-        return own
-    for block in reversed(re.split(r"\n\s*\n", markdown[:line_start])):
-        if block.strip() and not _not_prose(block):
-            return block
+    """The prose a directive at `start` stands under: its own block's prose (in a list, its own item's),
+    else the nearest preceding block with prose, up to the section's heading (code and comments skipped)."""
+    text = _NOT_PROSE.sub(_blank, markdown)
+    blocks = [(m.start(), m.group(0)) for m in re.finditer(r"(?:[^\n]*\S[^\n]*(?:\n|$))+", text)]
+    at = max(i for i, (b, _) in enumerate(blocks) if b <= start)
+    b0, own = blocks[at]
+    if _LIST_ITEM.match(own):
+        items = [m.start() for m in _LIST_ITEM.finditer(own)]
+        begin = max(i for i in items if i <= start - b0)
+        later = [i for i in items if i > start - b0]
+        own = own[begin:later[0] if later else len(own)]
+    if _prose(own):
+        return own.strip()
+    for _, block in reversed(blocks[:at]):
+        if _HEADING.match(block):
+            return ""
+        if _prose(block):
+            return block.strip()
     return ""
 
 

@@ -24,6 +24,7 @@ from packaging.version import Version
 
 from verify import headline
 from verify.captures import failed_captures
+from verify.job import INCONCLUSIVE
 from verify.evidence.record import Record
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from verify.registry import all_jobs
@@ -48,14 +49,25 @@ class ReleaseVerdict:
     record: Record
 
 
-def verdicts_across(claim_id: str) -> list[ReleaseVerdict]:
-    """The claim's verdict on every release that has a fresh record for it, oldest first."""
+def verdicts_across(claim_id: str, decisive: bool = True) -> list[ReleaseVerdict]:
+    """The claim's verdict on every release that has a fresh record for it, oldest first.
+
+    decisive: leave out inconclusive verdicts (a failed capture says nothing about the release;
+    the bisection does not decide on one either); the per-release rows show them."""
     out = []
     for p in release_profiles():
         s = agreement.claim_state(claim_id, p.name)
-        if s.record is not None and not s.stale:
+        if s.record is not None and not s.stale and not (decisive and s.verdict == INCONCLUSIVE):
             out.append(ReleaseVerdict(p.release, p.name, s.verdict, s.because, s.record))
     return out
+
+
+def ends_differ(rvs: list[ReleaseVerdict]) -> bool:
+    """Whether the oldest and the newest release checked both decided the claim, differently: what the
+    releases page lists and `verify releases` bisects."""
+    releases = releases_checked()
+    by = {r.release: r.verdict for r in rvs}
+    return releases[0] in by and releases[-1] in by and by[releases[0]] != by[releases[-1]]
 
 
 def releases_checked() -> list[str]:
@@ -116,23 +128,25 @@ class ReleaseRow:
 
 
 def timeline(claim_id: str) -> list[ReleaseRow]:
-    """The claim on every release checked, oldest first: measured, inferred between two measured
-    releases that agree, or unknown between two that differ."""
-    rvs = {r.release: r for r in verdicts_across(claim_id)}
+    """The claim on every release checked, oldest first: measured (an inconclusive verdict included),
+    inferred between two measured releases that agree, or unknown between two that differ."""
+    decided = {r.release: r for r in verdicts_across(claim_id)}
+    shown = {r.release: r for r in verdicts_across(claim_id, decisive=False)}
     rows = []
-    measured = [r for r in releases_checked() if r in rvs]
+    measured = [r for r in releases_checked() if r in decided]
     for p in release_profiles():
-        if p.release in rvs:
-            rows.append(ReleaseRow(p.release, p.name, rvs[p.release], ""))
+        if p.release in shown:
+            rows.append(ReleaseRow(p.release, p.name, shown[p.release], ""))
             continue
         older = [r for r in measured if Version(r) < Version(p.release)]
         newer = [r for r in measured if Version(r) > Version(p.release)]
         guess = ""
         if not older or not newer:
             why = "not measured"
-        elif rvs[older[-1]].verdict == rvs[newer[0]].verdict:
-            guess = rvs[older[-1]].verdict
-            why = f"not measured; {guess} by bisection ({older[-1]} and {newer[0]} agree)"
+        elif decided[older[-1]].verdict == decided[newer[0]].verdict:
+            guess = decided[older[-1]].verdict
+            why = (f"not measured; inferred {guess}: the releases measured on either side ({older[-1]} and "
+                   f"{newer[0]}) agree, and one change at most is assumed between them")
         else:
             why = f"not measured: the change lies between {older[-1]} and {newer[0]}"
         rows.append(ReleaseRow(p.release, p.name, None, why, guess))
@@ -197,10 +211,12 @@ def figure_timelines(moved: list[Change]) -> list[tuple[str, str, list[tuple[str
         values = []
         for p in release_profiles():
             s = agreement.claim_state(job.claims[0].id, p.name)
-            if s.record is None or s.stale or failed_captures(s.record.data):
-                values.append((p.release, None, None))
-            else:
-                values.append((p.release, job.headline.read(s.record.data)[c.figure["name"]], s.record))
+            try:
+                value = None if s.record is None or s.stale or failed_captures(s.record.data) else \
+                    job.headline.read(s.record.data)[c.figure["name"]]
+            except headline.FigureMissing:
+                value = None
+            values.append((p.release, value, s.record if value is not None else None))
         out.append((c.job_id, c.figure["name"], values))
     return out
 

@@ -65,7 +65,7 @@ def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str
     if problem:
         warn(type(problem)(f"{src}: {problem}"))  # keeps the kind of problem (a Contradiction stays one)
     across = releases_page.verdicts_across(claim_id)
-    changed = len({r.verdict for r in across}) > 1
+    changed = releases_page.ends_differ(across)  # what the releases page lists (and links to)
     return html.claim_box(claim, expect, main, states, prefix, releases_page.since(across), changed,
                           other_hardware=isinstance(problem, agreement.HardwareDifference),
                           releases=releases_page.timeline(claim_id))
