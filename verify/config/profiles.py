@@ -69,6 +69,8 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant(DEFAULT_VARIANT, "the profile as it is"),
     Variant("max-num-seqs-1", "one request at a time: anything more waits in the queue",
             add=("--max-num-seqs", "1")),
+    Variant("max-num-seqs-4", "at most four requests at once, so a rising load queues",
+            add=("--max-num-seqs", "4")),
     Variant("no-request-log", "what an operator sees by default: request logging off",
             remove=("--enable-log-requests",), combinable=True),
     Variant("tiny-kv-cache", "a KV cache too small for the load, so requests are preempted",

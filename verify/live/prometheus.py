@@ -108,8 +108,11 @@ def check_config(config: Path) -> subprocess.CompletedProcess:
 
 @contextlib.contextmanager
 def managed_prometheus(target: str, scrape_interval_s: float = 1.0, evaluation_interval_s: float = 1.0,
-                       port: int | None = None) -> Iterator[Prometheus]:
-    """Prometheus scraping `target` (host:port of the vLLM server) with the snippet's configuration and rules."""
+                       port: int | None = None, config_path: Path = CONFIG,
+                       rule_paths: tuple[Path, ...] = RULE_FILES) -> Iterator[Prometheus]:
+    """Prometheus scraping `target` (host:port of the vLLM server) with the snippet's configuration and rules.
+
+    A job passes the paths it declared (ctx.snippet_path), so the files become inputs of its record."""
     exe = binary()
     if port is not None and processes.port_in_use(port):
         raise VerifyError(f"port {port} on 127.0.0.1 is already in use")
@@ -117,8 +120,8 @@ def managed_prometheus(target: str, scrape_interval_s: float = 1.0, evaluation_i
     workdir = Path(tempfile.mkdtemp(prefix="prometheus-"))
     proc = None
     try:
-        text = render_config(CONFIG.read_text(), target, scrape_interval_s, evaluation_interval_s)
-        for rules in RULE_FILES:
+        text = render_config(config_path.read_text(), target, scrape_interval_s, evaluation_interval_s)
+        for rules in rule_paths:
             shutil.copy(rules, workdir / rules.name)
         config = workdir / "prometheus.yml"
         config.write_text(text)

@@ -1,0 +1,1 @@
+"""Jobs of "Metrics, Alerts and Autoscaling Signals" (docs/metrics.md)."""
