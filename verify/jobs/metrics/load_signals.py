@@ -233,5 +233,4 @@ JOB = Job(
               decide_alert_resolves),
     ),
     variant="max-num-seqs-4",
-    profiles=("cpu", "t4"),
 )

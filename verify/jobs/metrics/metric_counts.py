@@ -96,7 +96,6 @@ JOB = Job(
     title="What the counters add per request",
     question="For one request of known size, what do the token, prefix-cache and inter-token counters add?",
     pages=("metrics.md",),
-    profiles=("cpu", "t4"),
     collect=collect,
     claims=(
         Claim("metric-counts.tokens-match-usage", "vllm:prompt_tokens_total and vllm:generation_tokens_total grow "

@@ -130,7 +130,6 @@ JOB = Job(
     question="Which vllm: metric names does a running server export, with which types, and do the page's rules "
              "and the names older dashboards use match them?",
     pages=("metrics.md",),
-    profiles=("cpu", "t4"),
     collect=collect,
     claims=(
         Claim("metric-names.rules-read-real-series", "Every vllm: series the page's recording and alert rules "

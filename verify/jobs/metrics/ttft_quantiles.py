@@ -158,7 +158,6 @@ JOB = Job(
     question="How far is histogram_quantile over the server's TTFT buckets from the exact percentiles of the same "
              "requests, and why?",
     pages=("metrics.md",),
-    profiles=("cpu", "t4"),
     collect=collect,
     claims=(
         Claim("ttft-quantiles.exact", "histogram_quantile over vllm:time_to_first_token_seconds gives the "
