@@ -371,7 +371,16 @@ def first_tokens_at_the_estimates(d: dict) -> None:
         r["ttft_s"] = v
 
 
+def first_tokens_unmoved_by_the_queue(d: dict) -> None:
+    """load-signals.ttft-moves-with-queue: the TTFT p95 series holds its one-client value all through
+    the load, queue or not."""
+    points = d["series"]["series"]["ttft_p95"]
+    base = next(v for t, v in points if t >= d["steps"][0]["start_s"] + 5 and v == v)
+    d["series"]["series"]["ttft_p95"] = [[t, base if v == v else v] for t, v in points]
+
+
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "load-signals.ttft-moves-with-queue": first_tokens_unmoved_by_the_queue,
     "ttft-quantiles.exact": first_tokens_at_the_estimates,
     "api-server-cpu.streaming-costs-more": streaming_costs_the_api_server_nothing,
     "batching.throughput-rises": requests_served_one_after_another,

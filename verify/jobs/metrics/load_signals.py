@@ -10,7 +10,7 @@ until the alert has resolved. Prometheus' own API gives the alerts' state
 
 from __future__ import annotations
 
-from verify.job import Claim, Job, Verdict, INCONCLUSIVE, verdict_if
+from verify.job import Claim, Job, Verdict, INCONCLUSIVE, REFUTED, verdict_if
 
 MAX_NUM_SEQS = 4
 LEVELS = (1, 2, 4, 8, 12)  # clients at once
@@ -22,6 +22,8 @@ SCRAPE_S = 1.0
 ALERT, ALERT_FOR_S = "VLLMRequestsWaiting", 20.0
 # "TTFT p95 moved": twice its median over the first level (one client).
 MOVED_FACTOR = 2.0
+# "The queue shows the limit": requests waiting within this long of the clients passing it.
+WAIT_SHOWS_WITHIN_S = 5.0
 # "KV cache usage stays low": below this fraction while requests wait.
 KV_LOW_BELOW = 0.1
 CONFIG, RULES = "metrics/prometheus.yml", ("metrics/recording-rules.yml", "metrics/alert-rules.yml")
@@ -143,18 +145,34 @@ def decide_running_capped(d):
                       f"{_failed_requests(d)} failed")
 
 
-def decide_waiting_first(d):
-    waiting, ttft = _series(d, "waiting"), _series(d, "ttft_p95")
+def _first_past_limit(d) -> dict:
+    return next(st for st in d["steps"] if st["clients"] > MAX_NUM_SEQS)
+
+
+def decide_waiting_past_limit(d):
+    waiting, past = _series(d, "waiting"), _first_past_limit(d)
+    early = [(t, v) for t, v in waiting if t < past["start_s"] and v > 0]
+    t_wait = _first(waiting, lambda v: v > 0)
+    if early:
+        return Verdict(REFUTED, f"{early[0][1]:.0f} requests waiting at {early[0][0]} s, before the clients "
+                                  f"passed {MAX_NUM_SEQS} (at {past['start_s']} s)")
+    return verdict_if(t_wait is not None and t_wait - past["start_s"] <= WAIT_SHOWS_WITHIN_S,
+                      f"no request waiting while the clients were {MAX_NUM_SEQS} or fewer; the clients went to "
+                      f"{past['clients']} at {past['start_s']} s, requests first waiting at {t_wait} s")
+
+
+def decide_ttft_moves_with_queue(d):
+    ttft, past = _series(d, "ttft_p95"), _first_past_limit(d)
     first_step = d["steps"][0]["start_s"], d["steps"][1]["start_s"]
     base = sorted(v for t, v in ttft if first_step[0] + 5 <= t < first_step[1] and v == v)
-    if not base:
-        return Verdict(INCONCLUSIVE, "no TTFT p95 during the first level to compare with")
+    queued = [v for t, v in ttft if past["start_s"] <= t <= d["load_end_s"] and v == v]
+    if not base or not queued:
+        return Verdict(INCONCLUSIVE, "no TTFT p95 during the first level or once requests waited")
     baseline = base[len(base) // 2]
-    t_wait = _first(waiting, lambda v: v > 0)
-    t_ttft = next((t for t, v in ttft if t >= first_step[1] and v == v and v > MOVED_FACTOR * baseline), None)
-    return verdict_if(t_wait is not None and t_ttft is not None and t_wait < t_ttft,
-                      f"requests first waiting at {t_wait} s; TTFT p95 (1 min window) first above "
-                      f"{MOVED_FACTOR:g} x its one-client median of {baseline * 1000:.0f} ms at {t_ttft} s")
+    return verdict_if(max(queued) > MOVED_FACTOR * baseline,
+                      f"TTFT p95 (1 min window): {baseline * 1000:.0f} ms with one client (median), up to "
+                      f"{max(queued) * 1000:.0f} ms once the clients passed {MAX_NUM_SEQS}; "
+                      f"threshold {MOVED_FACTOR:g} x")
 
 
 def decide_kv_quiet(d):
@@ -219,8 +237,12 @@ JOB = Job(
         Claim("load-signals.running-capped", f"vllm:num_requests_running stops at --max-num-seqs "
               f"({MAX_NUM_SEQS}) and the rest of the load shows up in vllm:num_requests_waiting.",
               decide_running_capped),
-        Claim("load-signals.waiting-first", "vllm:num_requests_waiting moves before the p95 time to first token "
-              "does: the queue is the earliest signal.", decide_waiting_first),
+        Claim("load-signals.waiting-past-limit", f"vllm:num_requests_waiting stays at 0 while the clients are "
+              f"no more than --max-num-seqs ({MAX_NUM_SEQS}) and rises within seconds of their passing it: it "
+              f"marks the limit.", decide_waiting_past_limit),
+        Claim("load-signals.ttft-moves-with-queue", "Once requests wait, the TTFT p95 climbs past twice its "
+              "one-client value: the time spent waiting is part of the time to first token.",
+              decide_ttft_moves_with_queue),
         Claim("load-signals.kv-quiet", "KV cache usage stays low while requests wait when the limit is "
               "--max-num-seqs: it is no signal of this overload.", decide_kv_quiet),
         Claim("load-signals.kv-fraction", "vllm:kv_cache_usage_perc is a fraction of the cache's blocks, from 0 "
