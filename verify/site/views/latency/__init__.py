@@ -1,0 +1,1 @@
+"""Views of the latency article's jobs."""
