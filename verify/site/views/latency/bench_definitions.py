@@ -50,10 +50,31 @@ def definitions(record):
         ["AIPerf 0.13.0's definitions on the same streams", _ms(median(v["ttft"] for v in by["aiperf"])),
          _ms(median(v["itl"] for v in by["aiperf"])) + f" (mean per request; pooled gaps {_ms(median(icl))})",
          "none (its ITL is this)"],
-        ["the site's harness, the same messages straight to the server", _ms(job._harness(d, "ttft")),
+        ["the site's harness, the same messages (one word in front) straight to the server", _ms(job._harness(d, "ttft")),
          _ms(job._harness(d, "itl")) + " (mean per request)", "-"],
     ]
     return html.table(["reading (medians)", "TTFT", "ITL", "TPOT"], rows)
+
+
+def side_by_side(record) -> charts.Bars:
+    """Each tool's per-token figures over one set of streams (vllm bench serve's), and GuideLLM's own run."""
+    d = record["data"]
+    streams = d["streams"]
+    by = {tool: [job._by_tool(s, tool) for s in streams] for tool in ("vllm_bench_serve", "guidellm", "aiperf")}
+    pooled = [g for v in by["vllm_bench_serve"] for g in v["itl_gaps"]]
+    bars = [("bench ITL", median(pooled)),
+            ("bench TPOT", median(v["tpot"] for v in by["vllm_bench_serve"])),
+            ("AIPerf ITL", median(v["itl"] for v in by["aiperf"])),
+            ("GLLM ITL", median(v["itl"] for v in by["guidellm"])),
+            ("GLLM TPOT", median(v["tpot"] for v in by["guidellm"])),
+            ("GLLM run", median(r["time_per_output_token_ms"] for r, _ in job._guidellm(d)) / 1000)]
+    return charts.Bars(title="One server, one set of streams: the per-token figure each tool's definition gives "
+                             "(medians)",
+                       x_label="tool and figure", y_label="milliseconds per token",
+                       bars=tuple(charts.Bar(label, v * 1000, f"{v * 1000:.1f}") for label, v in bars), tone=0,
+                       note="bench: vllm bench serve (ITL: pooled gaps); GLLM: GuideLLM. All but the last bar: "
+                            "definitions applied to the streams of vllm bench serve's requests. GLLM run: GuideLLM's "
+                            "own TPOT from its own run.")
 
 
 def goodput(record):
@@ -79,7 +100,7 @@ def timeline(record) -> charts.Timeline:
 
 
 FRAGMENTS = {"requests": requests, "definitions": definitions, "goodput": goodput}
-CHARTS = {"timeline": timeline}
+CHARTS = {"timeline": timeline, "side-by-side": side_by_side}
 
 # Verdicts a faster or slower machine could flip (verify/site/hardware.py).
 TIMING_CLAIMS = (
