@@ -33,6 +33,7 @@ from verify.errors import VerifyError
 _NOT_FORWARDED = {"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
                   "transfer-encoding", "upgrade", "host", "content-length", "accept-encoding", "content-encoding"}
 START_TIMEOUT_S = 10.0
+SESSION = web.AppKey("session", aiohttp.ClientSession)  # the one upstream connection pool
 
 
 @dataclass
@@ -65,7 +66,7 @@ def _app(upstream: str, proxy: RecordingProxy) -> web.Application:
                     "t_received": received, "status": None, "t_headers": None, "lines": [], "t_done": None,
                     "client_gone": False, "closed_after_end": False, "error": None}
         proxy.exchanges.append(exchange)
-        session: aiohttp.ClientSession = request.app["session"]
+        session = request.app[SESSION]
         try:
             async with session.request(request.method, upstream + request.path_qs, data=body,
                                        headers=_forwarded(request.headers)) as up:
@@ -96,9 +97,9 @@ def _app(upstream: str, proxy: RecordingProxy) -> web.Application:
             return web.Response(status=502, text=f"recording proxy: upstream {upstream} failed: {e}\n")
 
     async def open_session(app: web.Application):
-        app["session"] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None), auto_decompress=False)
+        app[SESSION] = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None), auto_decompress=False)
         yield
-        await app["session"].close()
+        await app[SESSION].close()
 
     app = web.Application(client_max_size=64 * 1024 * 1024)
     app.router.add_route("*", "/{tail:.*}", forward)

@@ -176,11 +176,17 @@ def _guidellm_streams(exchanges: list[dict], result: dict | None, wall_minus_per
     reqs = result["requests"]
     out = []
     for r, e in zip(reqs, chat[len(chat) - len(reqs):]):
-        sent = r["timings"]["request_start"] - wall_minus_perf  # on the proxy's clock
-        out.append({"capture": "sse", "status": e["status"], "error": e["error"], "request": e["request"],
-                    "sent": 0.0, "at_proxy": round(e["t_received"] - sent, 6),
-                    "lines": [{"t": round(x["t"] - sent, 6), "line": x["line"]} for x in e["lines"]]})
+        out.append(_as_sent(e, r["timings"]["request_start"] - wall_minus_perf))  # on the proxy's clock
     return out
+
+
+def _as_sent(exchange: dict, sent: float) -> dict:
+    """One recorded exchange as a stream capture, its times in seconds after the tool sent it."""
+    from verify.measure import capture
+    lines = [{"t": round(x["t"] - sent, 6), "line": x["line"]} for x in exchange["lines"]]
+    return capture.results("sse", [x for x in lines if x["line"].startswith("data: ")], statuses=[exchange["status"]],
+                           error=exchange["error"], request=exchange["request"], sent=0.0,
+                           at_proxy=round(exchange["t_received"] - sent, 6), lines=lines)
 
 
 def _is_chat(exchange: dict) -> bool:
@@ -198,9 +204,7 @@ def _streams(exchanges: list[dict], result: dict | None) -> list[dict]:
     starts = result["start_times"]
     out = []
     for sent, e in zip(starts, chat[len(chat) - len(starts):]):
-        out.append({"capture": "sse", "status": e["status"], "error": e["error"], "request": e["request"],
-                    "sent": 0.0, "at_proxy": round(e["t_received"] - sent, 6),
-                    "lines": [{"t": round(x["t"] - sent, 6), "line": x["line"]} for x in e["lines"]]})
+        out.append(_as_sent(e, sent))
     return out
 
 
