@@ -83,6 +83,14 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             add=("--scheduling-policy", "priority")),
     Variant("prompt-tokens-details", "usage reports cached prompt tokens",
             add=("--enable-prompt-tokens-details",), combinable=True),
+    # pythonic: a parser that needs no special tokens in the tokenizer (hermes looks up
+    # <tool_call>, which the embedded model's tokenizer does not have).
+    Variant("tool-parser", "tool calls parsed: named, required and auto tool_choice allowed",
+            add=("--enable-auto-tool-choice", "--tool-call-parser", "pythonic"), combinable=True),
+    Variant("compact-json", "constrained JSON with no whitespace between its tokens (a server-wide option)",
+            add=("--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}')),
+    # The profile's own flags, started apart: a job on it sees the server's first request of each kind.
+    Variant("fresh", "a server that has served no request yet"),
 )}
 
 

@@ -1,0 +1,1 @@
+"""Jobs of "Structured Outputs and Tool Calling" (docs/structured-outputs.md)."""

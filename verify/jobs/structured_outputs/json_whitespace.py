@@ -1,0 +1,78 @@
+"""Whitespace inside constrained JSON, and the request option that is meant to remove it.
+
+The JSON grammar lets any whitespace stand between tokens, so a model may keep writing newlines
+and spaces until max_tokens cuts the answer. structured_outputs accepts a disable_any_whitespace
+option in the request; whether it changes anything is read from the answers. The same schema and
+prompt, without and with it, SAMPLES times each.
+"""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.jobs.structured_outputs._validate import fits, whitespace_between_tokens
+
+SNIPPET = "structured-outputs/constrain.py"
+DEFAULT, OPTION = "structured_outputs json", "structured_outputs json, no whitespace"
+SAMPLES = 10
+MAX_TOKENS = 60
+
+
+def collect(ctx) -> dict:
+    from openai import OpenAI
+
+    from verify.measure import capture
+    snippet = ctx.snippet(SNIPPET)
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    out = {}
+    for way in (DEFAULT, OPTION):
+        answers = [dict(zip(("text", "finish_reason"), snippet.ask(client, way, max_tokens=MAX_TOKENS)))
+                   for _ in range(SAMPLES)]
+        out[way] = capture.results("answers", [a for a in answers if a["text"]], samples=answers,
+                                   constraint=snippet.WAYS[way][1]["extra_body"]["structured_outputs"])
+    return {"ways": out, "max_tokens": MAX_TOKENS}
+
+
+def counts(w: dict) -> dict:
+    """Answers cut by max_tokens, answers with whitespace between JSON tokens, answers that fit, all answers."""
+    s = w["samples"]
+    return {"cut": sum(a["finish_reason"] == "length" for a in s),
+            "spaced": sum(whitespace_between_tokens(a["text"]) > 0 for a in s),
+            "fit": sum(fits(a["text"], w["constraint"]) for a in s), "all": len(s)}
+
+
+def _share(text: str) -> float:
+    return whitespace_between_tokens(text) / len(text) if text else 0.0
+
+
+def decide_spaced(d):
+    c = counts(d["ways"][DEFAULT])
+    shares = [_share(a["text"]) for a in d["ways"][DEFAULT]["samples"]]
+    return verdict_if(c["all"] == SAMPLES and c["spaced"] >= SAMPLES / 2,
+                      f"{c['spaced']} of {c['all']} answers hold whitespace between JSON tokens "
+                      f"({', '.join(f'{s:.0%}' for s in shares)} of each text); {c['cut']} cut by max_tokens "
+                      f"({d['max_tokens']}); {c['fit']} of {c['all']} fit the schema")
+
+
+def decide_request_option(d):
+    c = counts(d["ways"][OPTION])
+    return verdict_if(c["all"] == SAMPLES and c["spaced"] == 0 and c["cut"] == 0,
+                      f"with disable_any_whitespace in the request: {c['spaced']} of {c['all']} answers hold "
+                      f"whitespace between JSON tokens, {c['cut']} cut by max_tokens, {c['fit']} fit the schema")
+
+
+JOB = Job(
+    id="json-whitespace",
+    title="Whitespace in constrained JSON",
+    question="Does a small model at temperature 1.0 run out of tokens in the whitespace constrained JSON allows, "
+             "and does disable_any_whitespace in the request stop it?",
+    pages=("structured-outputs.md",),
+    collect=collect,
+    claims=(
+        Claim("json-whitespace.spaced", "With the default JSON grammar, most answers at temperature 1.0 hold "
+              "whitespace between JSON tokens: newlines and spaces the grammar allows, each one a token spent.",
+              decide_spaced),
+        Claim("json-whitespace.request-option", "disable_any_whitespace in the request's structured_outputs leaves "
+              "no whitespace between JSON tokens, so every answer closes.", decide_request_option),
+    ),
+    shares_server=True,
+)

@@ -1,0 +1,153 @@
+"""Tool calls on a server started with a tool-call parser: named, required and auto tool_choice.
+
+The model is a 135M one: these rules settle whether a call is well formed (it parses and matches
+the tool's schema) and where it lands, never whether calling that tool was a good idea.
+"""
+
+from __future__ import annotations
+
+from verify.job import Claim, Job, verdict_if
+from verify.jobs.structured_outputs._validate import parses, schema_errors
+from verify.measure.transcript import chunks
+
+SNIPPET = "structured-outputs/tools.py"
+STREAM_SNIPPET = "structured-outputs/stream_tool_call.py"
+SAMPLES = 4
+# Too few tokens for a whole call: what a cut forced call comes back as.
+CUT_MAX_TOKENS = 8
+
+
+def _message(m, finish) -> dict:
+    return {"content": m.content, "finish_reason": finish,
+            "tool_calls": [{"id": c.id, "type": c.type, "name": c.function.name, "arguments": c.function.arguments}
+                           for c in m.tool_calls or []]}
+
+
+def collect(ctx) -> dict:
+    from openai import OpenAI
+
+    from verify.measure import capture, sse
+    tools = ctx.snippet(SNIPPET)
+    streaming = ctx.snippet(STREAM_SNIPPET)
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    out = {"tools": {t["function"]["name"]: t["function"]["parameters"] for t in tools.TOOLS}}
+    for name, choice in (("named", tools.NAMED), ("required", "required"), ("auto", "auto")):
+        answers = [_message(*tools.call(client, choice)) for _ in range(SAMPLES)]
+        out[name] = capture.results("answers", answers, samples=answers, tool_choice=choice)
+    cut = client.chat.completions.create(
+        model="chat", messages=[{"role": "user", "content": tools.QUESTION}], tools=tools.TOOLS,
+        tool_choice="required", max_tokens=CUT_MAX_TOKENS, temperature=0)
+    cut_answer = [_message(cut.choices[0].message, cut.choices[0].finish_reason)]
+    out["cut"] = capture.results("answers", cut_answer, samples=cut_answer, max_tokens=CUT_MAX_TOKENS)
+    # The streamed named call twice: raw, as it came over the wire, and through the page's snippet.
+    out["stream"] = sse.capture(ctx.base_url + "/chat/completions", {
+        "model": "chat", "messages": [{"role": "user", "content": tools.QUESTION}], "tools": tools.TOOLS,
+        "tool_choice": tools.NAMED, "max_tokens": 80, "temperature": 0, "stream": True})
+    deltas, calls = streaming.stream_call(client, tools.TOOLS, tools.NAMED, tools.QUESTION)
+    out["snippet_stream"] = capture.results("tool calls", calls, deltas=len(deltas), calls=calls)
+    return out
+
+
+def _valid_call(d, call: dict) -> bool:
+    value = parses(call["arguments"])
+    return call["name"] in d["tools"] and isinstance(value, dict) and not schema_errors(value, d["tools"][call["name"]])
+
+
+def decide_named(d):
+    s = d["named"]["samples"]
+    ok = [len(m["tool_calls"]) == 1 and m["tool_calls"][0]["name"] == "get_weather" and _valid_call(d, m["tool_calls"][0])
+          for m in s]
+    return verdict_if(len(s) == SAMPLES and all(ok),
+                      f"{sum(ok)} of {len(s)} answers (temperature 1.0) hold one call of get_weather whose arguments "
+                      f"parse and match its schema; arguments: " + "; ".join(
+                          m["tool_calls"][0]["arguments"] if m["tool_calls"] else "none" for m in s))
+
+
+def decide_named_finish(d):
+    reasons = [m["finish_reason"] for m in d["named"]["samples"] if m["tool_calls"]]
+    return verdict_if(bool(reasons) and all(r == "stop" for r in reasons),
+                      f"finish_reason of the answers that hold a named call: {', '.join(reasons) or 'none'}")
+
+
+def decide_required(d):
+    ended = [m for m in d["required"]["samples"] if m["finish_reason"] != "length"]
+    ok = [bool(m["tool_calls"]) and all(_valid_call(d, c) for c in m["tool_calls"]) and m["finish_reason"] == "tool_calls"
+          for m in ended]
+    return verdict_if(bool(ended) and all(ok),
+                      f"{sum(ok)} of {len(ended)} answers that ended by themselves hold one call or more, each of an "
+                      f"offered tool with arguments that match its schema, and end with finish_reason tool_calls "
+                      f"({len(d['required']['samples']) - len(ended)} of {len(d['required']['samples'])} cut by "
+                      f"max_tokens); calls per answer: {', '.join(str(len(m['tool_calls'])) for m in ended)}")
+
+
+def decide_cut(d):
+    m = d["cut"]["samples"][0]
+    return verdict_if(m["finish_reason"] == "length" and not m["tool_calls"] and not m["content"],
+                      f"max_tokens {d['cut']['max_tokens']}: finish_reason {m['finish_reason']!r}, "
+                      f"{len(m['tool_calls'])} tool calls, content {m['content']!r}")
+
+
+def decide_auto_text(d):
+    s = d["auto"]["samples"]
+    text_only = [m for m in s if not m["tool_calls"] and m["content"]]
+    return verdict_if(bool(s) and len(text_only) == len(s),
+                      f"{len(text_only)} of {len(s)} answers with tool_choice auto hold no tool call and carry the "
+                      f"model's text in content; first: {(s[0]['content'] or '')[:120]!r}")
+
+
+def _tool_deltas(d) -> list[dict]:
+    return [tc for c in chunks(d["stream"]["lines"]) for ch in c.get("choices", [])
+            for tc in (ch.get("delta") or {}).get("tool_calls") or []]
+
+
+def decide_stream_name_first(d):
+    deltas = _tool_deltas(d)
+    first, rest = (deltas[0], deltas[1:]) if deltas else ({}, [])
+    fn = first.get("function") or {}
+    ok = (bool(first.get("id")) and fn.get("name") == "get_weather" and len(rest) >= 2
+          and all(not x.get("id") and not (x.get("function") or {}).get("name") for x in rest)
+          and all(x.get("index") == 0 for x in deltas))
+    return verdict_if(ok, f"{len(deltas)} tool-call deltas; the first carries id {first.get('id')!r} and name "
+                          f"{fn.get('name')!r}; {sum(bool(x.get('id') or (x.get('function') or {}).get('name')) for x in rest)} "
+                          f"of the {len(rest)} after it carry an id or a name")
+
+
+def decide_stream_reassembles(d):
+    deltas = _tool_deltas(d)
+    arguments = "".join((x.get("function") or {}).get("arguments") or "" for x in deltas)
+    finish = [ch.get("finish_reason") for c in chunks(d["stream"]["lines"]) for ch in c.get("choices", [])
+              if ch.get("finish_reason")]
+    snippet_calls = d["snippet_stream"]["calls"]
+    ok = (_valid_call(d, {"name": "get_weather", "arguments": arguments}) and len(snippet_calls) == 1
+          and snippet_calls[0]["arguments"] == arguments)
+    return verdict_if(ok, f"the fragments joined: {arguments!r}; the snippet's reassembly: "
+                          f"{snippet_calls[0]['arguments'] if snippet_calls else None!r}; finish_reason {finish}")
+
+
+JOB = Job(
+    id="tool-calls",
+    title="Tool calls with a tool-call parser",
+    question="With named, required and auto tool_choice on a server started with a tool-call parser, is each call "
+             "well formed, how does it end, and what does a streamed call look like?",
+    pages=("structured-outputs.md",),
+    collect=collect,
+    claims=(
+        Claim("tool-calls.named-valid", "With a named tool_choice, every answer holds one call of that tool whose "
+              "arguments parse and match its schema.", decide_named),
+        Claim("tool-calls.named-finish-stop", "A named tool call ends with finish_reason stop, not tool_calls.",
+              decide_named_finish),
+        Claim("tool-calls.required-valid", "With tool_choice required, every answer that ends by itself holds at least "
+              "one call of an offered tool, with arguments that match its schema, and ends with finish_reason "
+              "tool_calls.", decide_required),
+        Claim("tool-calls.cut-loses-call", "A required call cut by max_tokens comes back with no tool call and empty "
+              "content.", decide_cut),
+        Claim("tool-calls.auto-text", "With tool_choice auto, an answer the parser does not read as a call comes back "
+              "as text in content, with no tool calls.", decide_auto_text),
+        Claim("tool-calls.stream-name-first", "A streamed call sends its id and name once, in its first delta; every "
+              "later delta carries only a fragment of the arguments.", decide_stream_name_first),
+        Claim("tool-calls.stream-reassembles", "Joined in order, the streamed fragments are the arguments: they parse "
+              "and match the tool's schema.", decide_stream_reassembles),
+    ),
+    variant="tool-parser",
+    shares_server=True,
+)

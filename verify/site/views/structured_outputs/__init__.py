@@ -1,0 +1,1 @@
+"""Views of the structured-outputs article's jobs."""
