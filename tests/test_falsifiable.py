@@ -441,7 +441,25 @@ def tool_counts_any_objective(d: dict) -> None:
     d["bench"]["result"]["request_goodput"] = some / d["bench"]["result"]["duration"]
 
 
+def unconstrained_answers_fit(d: dict) -> None:
+    """constraint-kinds.unconstrained-misses: the prompt alone does the work: each unconstrained answer is
+    what the constrained one of the same way was."""
+    for way, control in d["unconstrained"].items():
+        for free, held in zip(control["samples"], d["ways"][way]["samples"]):
+            free["text"] = held["text"]
+
+
+def request_option_honoured(d: dict) -> None:
+    """json-whitespace.request-option: the request's disable_any_whitespace is read: every answer with it is
+    compact JSON that ended by itself."""
+    from verify.jobs.structured_outputs.json_whitespace import OPTION
+    for s in d["ways"][OPTION]["samples"]:
+        s["text"], s["finish_reason"] = json.dumps({"name": "Ada", "age": 36}, separators=(",", ":")), "stop"
+
+
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "json-whitespace.request-option": request_option_honoured,
+    "constraint-kinds.unconstrained-misses": unconstrained_answers_fit,
     "bench-definitions.goodput-every-objective": tool_counts_any_objective,
     "bench-definitions.itl-gap-per-token": tool_saves_gaps_between_text_chunks,
     "bench-definitions.guidellm-usage": guidellm_counts_one_more,

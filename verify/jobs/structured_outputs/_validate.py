@@ -29,7 +29,13 @@ def parses(text) -> object | None:
 def schema_errors(value, schema: dict) -> list[str]:
     """What jsonschema finds wrong with value (nothing: it validates)."""
     from jsonschema import Draft202012Validator
-    return [e.message for e in Draft202012Validator(schema).iter_errors(value)]
+    from jsonschema.exceptions import SchemaError, UnknownType
+    try:
+        Draft202012Validator.check_schema(schema)
+        return [e.message for e in Draft202012Validator(schema).iter_errors(value)]
+    except (SchemaError, UnknownType) as e:
+        # A recorded schema that is not one cannot decide anything: the rule is then inconclusive.
+        raise ValueError(f"the recorded schema is not a valid JSON schema: {e}") from None
 
 
 def fits(text, constraint: dict) -> bool:
