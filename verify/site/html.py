@@ -83,7 +83,8 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
                    f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
     if main.verdict == expect and across:  # short, so that the line across releases fits beside it
-        note = f'<div class="verify-agree"><small>Page and evidence agree: <em>{text(expect)}</em>.</small></div>'
+        note = (f'<div class="verify-agree" title="The page and its evidence agree"><small>Agrees: '
+                f'<em>{text(expect)}</em>.</small></div>')
         mismatch = ""
     elif main.verdict == expect:
         note = (f'<div class="verify-agree"><small>This page states the claim as <em>{text(expect)}</em>; '
