@@ -89,10 +89,12 @@ def decide_cut(d):
 
 def decide_auto_text(d):
     s = d["auto"]["samples"]
-    text_only = [m for m in s if not m["tool_calls"] and m["content"]]
-    return verdict_if(bool(s) and len(text_only) == len(s),
-                      f"{len(text_only)} of {len(s)} answers with tool_choice auto hold no tool call and carry the "
-                      f"model's text in content; first: {(s[0]['content'] or '')[:120]!r}")
+    not_calls = [m for m in s if not m["tool_calls"]]
+    in_content = [m for m in not_calls if m["content"]]
+    return verdict_if(len(s) == SAMPLES and bool(not_calls) and len(in_content) == len(not_calls),
+                      f"{len(not_calls)} of {len(s)} answers with tool_choice auto were not read as calls; "
+                      f"{len(in_content)} of them carry the model's text in content; first: "
+                      f"{((not_calls or [{}])[0].get('content') or '')[:120]!r}")
 
 
 def _tool_deltas(d) -> list[dict]:
@@ -104,8 +106,10 @@ def decide_stream_name_first(d):
     deltas = _tool_deltas(d)
     first, rest = (deltas[0], deltas[1:]) if deltas else ({}, [])
     fn = first.get("function") or {}
-    ok = (bool(first.get("id")) and fn.get("name") == "get_weather" and len(rest) >= 2
+    fragments = [(x.get("function") or {}).get("arguments") for x in rest]
+    ok = (bool(first.get("id")) and fn.get("name") == "get_weather"
           and all(not x.get("id") and not (x.get("function") or {}).get("name") for x in rest)
+          and all(isinstance(f, str) for f in fragments) and sum(bool(f) for f in fragments) >= 2
           and all(x.get("index") == 0 for x in deltas))
     return verdict_if(ok, f"{len(deltas)} tool-call deltas; the first carries id {first.get('id')!r} and name "
                           f"{fn.get('name')!r}; {sum(bool(x.get('id') or (x.get('function') or {}).get('name')) for x in rest)} "

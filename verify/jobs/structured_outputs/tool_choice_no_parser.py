@@ -26,10 +26,19 @@ def _message(a: dict) -> str:
     return str(((a.get("body") or {}).get("error") or {}).get("message", ""))
 
 
-def decide_refused(name: str, d):
+def decide_refused(name: str, d, flags: tuple[str, ...] = ("--tool-call-parser",)):
     a = d["cases"][name]
-    return verdict_if(a["status"] == 400 and "--tool-call-parser" in _message(a),
+    return verdict_if(a["status"] == 400 and all(f in _message(a) for f in flags),
                       f"HTTP {a['status']}: {_message(a) or 'no error message'}")
+
+
+def decide_omitted(d):
+    a, auto = d["cases"][OMITTED], d["cases"]["auto"]
+    return verdict_if(a["status"] == 400 and a["status"] == auto["status"] and bool(_message(a))
+                      and _message(a) == _message(auto),
+                      f"HTTP {a['status']}: {_message(a) or 'no error message'}; with tool_choice auto: HTTP "
+                      f"{auto['status']}, " + ("the same message" if _message(a) == _message(auto) else
+                                               f"another message: {_message(auto)}"))
 
 
 def decide_none(d):
@@ -39,8 +48,8 @@ def decide_none(d):
                       f"HTTP {a['status']}; tool_calls {m.get('tool_calls')!r}; content {str(m.get('content'))[:120]!r}")
 
 
-def _refused(name: str, case: str, text: str) -> Claim:
-    return Claim(f"tool-choice-no-parser.{name}", text, partial(decide_refused, case))
+def _refused(name: str, case: str, text: str, flags: tuple[str, ...] = ("--tool-call-parser",)) -> Claim:
+    return Claim(f"tool-choice-no-parser.{name}", text, partial(decide_refused, case, flags=flags))
 
 
 JOB = Job(
@@ -51,9 +60,10 @@ JOB = Job(
     pages=("structured-outputs.md",),
     collect=collect,
     claims=(
-        _refused("auto-refused", "auto", "tool_choice auto is refused with HTTP 400, naming the flags it needs."),
-        _refused("omitted-refused", OMITTED, "Tools sent without a tool_choice are refused the same way: the server "
-                 "takes the missing tool_choice as auto."),
+        _refused("auto-refused", "auto", "tool_choice auto is refused with HTTP 400, naming the flags it needs.",
+                 flags=("--enable-auto-tool-choice", "--tool-call-parser")),
+        Claim("tool-choice-no-parser.omitted-refused", "Tools sent without a tool_choice are refused the same way, "
+              "with the same message: the server takes the missing tool_choice as auto.", decide_omitted),
         _refused("named-refused", "named", "A named tool_choice is refused with HTTP 400 too: it needs "
                  "--tool-call-parser."),
         _refused("required-refused", "required", "tool_choice required is refused with HTTP 400 too: it needs "

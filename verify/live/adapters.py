@@ -1,0 +1,118 @@
+"""LoRA adapters for the embedded model, made here with peft: nothing is downloaded.
+
+Each adapter is a recipe (rank, target modules, seed, scale) applied to the converted
+embedded model: peft creates the LoRA matrices from the seed with non-zero weights (its
+default would start B at zero, an adapter that changes nothing), B is scaled so that the
+adapter measurably changes greedy output without drowning the base model, and the adapter
+is saved as a normal peft folder (adapter_config.json, adapter_model.safetensors) that vLLM's
+--lora-modules loads. Built once and cached beside the model, with a manifest of the recipe,
+the base model's manifest hash and every file's hash; a folder that does not match its
+manifest is rebuilt, so a half-written adapter is never served.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from verify.errors import VerifyError
+from verify.live.model import MANIFEST, _sha256, cache_root, prepare_embedded_model
+
+# Bump when the way adapters are built changes, so cached ones are rebuilt.
+BUILD_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    rank: int
+    targets: tuple[str, ...]
+    seed: int
+    # B's weights are multiplied by this after peft's random initialisation.
+    scale: float = 1.0
+    alpha: int = 16
+
+    def key(self) -> str:
+        return hashlib.sha256(json.dumps({**asdict(self), "build": BUILD_VERSION}, sort_keys=True).encode()).hexdigest()[:12]
+
+
+RECIPES: dict[str, Recipe] = {r.name: r for r in (
+    Recipe("attn-a", rank=8, targets=("q_proj", "v_proj"), seed=1, scale=0.5),
+    Recipe("attn-b", rank=8, targets=("q_proj", "k_proj", "v_proj", "o_proj"), seed=2, scale=0.5),
+    Recipe("mlp-c", rank=8, targets=("gate_proj", "up_proj", "down_proj"), seed=3, scale=0.5),
+    # Rank 32: more than a server started with --max-lora-rank 16 accepts.
+    Recipe("rank-32", rank=32, targets=("q_proj", "v_proj"), seed=4, scale=0.5),
+)}
+
+
+def adapter_dir(recipe: Recipe) -> Path:
+    return cache_root() / "adapters" / f"{recipe.name}-{recipe.key()}"
+
+
+def _base_manifest_sha(model: Path) -> str:
+    return _sha256(model / MANIFEST)
+
+
+def _valid(folder: Path, base_sha: str) -> bool:
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return False
+    if manifest.get("base_manifest_sha256") != base_sha or manifest.get("build") != BUILD_VERSION:
+        return False
+    files = manifest.get("files") or {}
+    return bool(files) and all((folder / n).is_file() and _sha256(folder / n) == sha for n, sha in files.items())
+
+
+def prepare_adapters(names: tuple[str, ...] | None = None, progress=print) -> dict[str, Path]:
+    """The folder of each named adapter (all by default), building the ones not cached yet."""
+    model, _ = prepare_embedded_model(progress)
+    base_sha = _base_manifest_sha(model)
+    out = {}
+    for name in names or tuple(RECIPES):
+        if name not in RECIPES:
+            raise VerifyError(f"unknown LoRA adapter {name!r} (known: {', '.join(RECIPES)})")
+        recipe = RECIPES[name]
+        folder = adapter_dir(recipe)
+        if not _valid(folder, base_sha):
+            progress(f"building LoRA adapter {name} (rank {recipe.rank}, {', '.join(recipe.targets)}; a few seconds)")
+            _build(recipe, model, folder, base_sha)
+        out[name] = folder
+    return out
+
+
+def _build(recipe: Recipe, model_path: Path, folder: Path, base_sha: str) -> None:
+    try:
+        import torch
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForCausalLM
+    except ImportError as e:
+        raise VerifyError(f"cannot build LoRA adapters: {e} (install the server stack)") from None
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
+    try:
+        torch.manual_seed(recipe.seed)
+        base = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
+        config = LoraConfig(r=recipe.rank, lora_alpha=recipe.alpha, target_modules=list(recipe.targets),
+                            lora_dropout=0.0, bias="none", task_type="CAUSAL_LM", init_lora_weights=False)
+        peft_model = get_peft_model(base, config)
+        with torch.no_grad():
+            for name, param in peft_model.named_parameters():
+                if "lora_B" in name:
+                    param.mul_(recipe.scale)
+        peft_model.save_pretrained(str(tmp), safe_serialization=True)
+        files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+        (tmp / MANIFEST).write_text(json.dumps({
+            "generated": "by verify/live/adapters.py; do not edit", "recipe": asdict(recipe),
+            "build": BUILD_VERSION, "base_manifest_sha256": base_sha, "files": files}, indent=1))
+        if folder.exists():
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
