@@ -155,3 +155,16 @@ def test_a_wrong_endpoint_is_a_one_line_error(mode, expected):
     assert out.returncode == 1
     last = out.stderr.strip().splitlines()[-1]
     assert last.startswith("verify: error:") and expected in last
+
+
+def test_an_empty_stream_is_unknown_never_differs():
+    """A proxy's empty 200 (seen from Caddy on a busy machine) is a failed capture: the checks that read one
+    stream say unknown, not that the endpoint differs from the site."""
+    from verify.probe import checks
+    empty = {"status": 200, "lines": [], "error": None}
+    assert checks.first_chunk_check(empty).verdict == checks.UNKNOWN
+    assert checks.finish_check(empty, "length", 8).verdict == checks.UNKNOWN
+    assert checks.finish_check(empty, "stop", 8).verdict == checks.UNKNOWN
+    cut = {"status": 200, "lines": [{"t": 0.1, "line": 'data: {"choices": [{"index": 0, "delta": {"content": "a"}, '
+                                                     '"finish_reason": "stop"}]}'}, {"t": 0.2, "line": "data: [DONE]"}]}
+    assert checks.finish_check(cut, "length", 8).verdict == checks.DIFFERS, "a stream that arrived is still judged"

@@ -102,8 +102,17 @@ def proxy_in_front(headers: dict) -> tuple[str, str]:
             "article"), CANDIDATES
 
 
+def _came_back_empty(stream: dict) -> bool:
+    """A stream with no data: line at all: a failed capture (a proxy's empty 200), which says nothing."""
+    return not any(i["line"].startswith("data: ") for i in stream["lines"])
+
+
 def first_chunk_check(stream: dict) -> Check:
     """The chunk-shapes job's own rule, on this one stream."""
+    if _came_back_empty(stream):
+        return Check("first-chunk", "Does the first chunk carry the role and an empty string?", UNKNOWN,
+                     f"not measured: the stream came back empty every time (HTTP {stream.get('status')})",
+                     "streaming/#claim-chunk-shapes--first-chunk-role")
     chunks = _choice_chunks(stream["lines"])
     delta = chunks[0]["choices"][0].get("delta", {}) if chunks else {}
     try:
@@ -133,7 +142,9 @@ def done_check(streams: list[dict]) -> Check:
 
 def finish_check(stream: dict, expected: str, max_tokens: int) -> Check:
     reason, text = _finish(stream["lines"])
-    if expected == "stop" and reason == "length":
+    if _came_back_empty(stream):
+        verdict = UNKNOWN  # a failed capture: nothing to say about finish_reason
+    elif expected == "stop" and reason == "length":
         verdict = UNKNOWN  # the model did not stop within the limit: nothing to say about stop
     else:
         verdict = OK if reason == expected else DIFFERS
@@ -186,12 +197,23 @@ def _read_metrics(base: str) -> dict:
 
 def run_checks(endpoint, model: str, metrics_url: str | None, progress=print) -> tuple[list[Check], dict]:
     """Every check, in a fixed, small number of requests; returns the checks and the raw captures."""
+    def stream(body: dict) -> dict:
+        # A proxy may answer a streamed request with an empty 200 on a busy machine (the streaming
+        # article's Caddy finding): such a stream is asked again, up to DELIVERY_TRIES in all.
+        got = endpoint.stream(body)
+        for _ in range(DELIVERY_TRIES - 1):
+            if not _came_back_empty(got):
+                break
+            progress("probe: the stream came back empty; asking again")
+            got = endpoint.stream(body)
+        return got
+
     progress(f"probe: a {STREAM_TOKENS}-token stream with usage")
-    counting = endpoint.stream(_chat(model, COUNTING_PROMPT, STREAM_TOKENS, stream_options={"include_usage": True}))
+    counting = stream(_chat(model, COUNTING_PROMPT, STREAM_TOKENS, stream_options={"include_usage": True}))
     progress(f"probe: a {LENGTH_TOKENS}-token stream cut by max_tokens")
-    cut = endpoint.stream(_chat(model, COUNTING_PROMPT, LENGTH_TOKENS))
+    cut = stream(_chat(model, COUNTING_PROMPT, LENGTH_TOKENS))
     progress("probe: a short answer that ends by itself")
-    short = endpoint.stream(_chat(model, SHORT_PROMPT, STOP_TOKENS_LIMIT))
+    short = stream(_chat(model, SHORT_PROMPT, STOP_TOKENS_LIMIT))
     repeats = []
     while (len(repeats) + 1 < DELIVERY_TRIES
            and proxy_buffering.delivery(([counting] + repeats)[-1])["ratio"] < proxy_buffering.SMOOTH_ABOVE):
