@@ -21,7 +21,9 @@ from tests.conftest import ROOT
 pytestmark = pytest.mark.live
 # Blocks that start a server, load a model in-process, need the server's model folder as a
 # tokenizer or a benchmark tool's own environment, read a benchmark's saved file, or run from a checkout (the probe command, run by probe-tls-default): their jobs run them (the suite's server is already up and the hub is out of reach).
-RUN_BY_THEIR_JOBS = ("server/", "offline/", "prefill-decode/vllm_bench.py", "streaming/probe.sh",
+# lora/serve_lora.sh starts the lora variant's server: its flags are checked by tests/test_server_commands.py
+# and the variant serves every LoRA job.
+RUN_BY_THEIR_JOBS = ("server/", "offline/", "lora/serve_lora.sh", "prefill-decode/vllm_bench.py", "streaming/probe.sh",
                      "latency/bench_serve.py", "latency/guidellm_run.sh", "latency/recompute.py")
 INCLUDE = re.compile(r'^(?P<indent>\s*)--8<-- "(?P<path>[^"]+)"\s*$')
 FENCE = re.compile(r"^\s*```")

@@ -457,7 +457,26 @@ def request_option_honoured(d: dict) -> None:
         s["text"], s["finish_reason"] = json.dumps({"name": "Ada", "age": 36}, separators=(",", ":")), "stop"
 
 
+def rank_refused_as_client_error(d: dict) -> None:
+    """lora-runtime.rank-client-error: the server answers a rank it does not allow with HTTP 400."""
+    d["steps"]["load_rank_32"]["status"] = 400
+
+
+def two_adapters_answer_alike(d: dict) -> None:
+    """lora-served.distinct: two adapters with the same effect: attn-b answers every prompt as attn-a."""
+    by = d["answers"]["by_model"]
+    by["attn-b"] = copy.deepcopy(by["attn-a"])
+
+
+def skipped_modules_warned(d: dict) -> None:
+    """lora-target-modules.silent: the server warns that the adapter's MLP modules are not applied."""
+    d["log"]["lines"].append("WARNING lora: mlp-c targets gate_proj, up_proj, down_proj, outside --lora-target-modules")
+
+
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "lora-runtime.rank-client-error": rank_refused_as_client_error,
+    "lora-served.distinct": two_adapters_answer_alike,
+    "lora-target-modules.silent": skipped_modules_warned,
     "json-whitespace.request-option": request_option_honoured,
     "constraint-kinds.unconstrained-misses": unconstrained_answers_fit,
     "bench-definitions.goodput-every-objective": tool_counts_any_objective,

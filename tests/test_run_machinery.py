@@ -120,12 +120,14 @@ def test_the_variant_command_is_in_provenance_and_in_the_hash():
 
 def test_every_variant_exists_for_every_profile():
     """Each variant's command is the profile's, with exactly what the variant adds and nothing it removes."""
+    from verify.config.adapters import in_records
     for profile in PROFILES.values():
         base = profile.command("default")
         for name, variant in VARIANTS.items():
             argv = profile.command(name)
             assert argv[:2] == base[:2] and argv[:2][0] == "-m"
-            assert argv[len(argv) - len(variant.add):] == list(variant.add) if variant.add else True
+            added = in_records(list(variant.add))  # an adapter's placeholder as records show it
+            assert argv[len(argv) - len(added):] == added if added else True
             for flag in variant.remove:
                 assert flag in base and flag not in argv, (profile.name, name, flag)
             assert len(argv) == len(base) + len(variant.add) - sum(

@@ -49,3 +49,24 @@ def test_every_variant_of_every_profile_parses(parse, profile, variant):
     argv = PROFILES[profile].argv("model-folder", 8000, variant)[3:]  # after "python -m <module>"
     args = parse(argv)
     assert args.served_model_name == ["chat"]
+
+
+def _commented_serve_args(script: str) -> list[str]:
+    """The arguments of a `vllm serve MODEL ...` command shown in a snippet's comment."""
+    text = "\n".join(line.strip().lstrip("#").strip() for line in script.splitlines()).replace("\\\n", " ")
+    line = next(line for line in text.splitlines() if "vllm serve " in line)
+    return shlex.split(line[line.index("vllm serve "):])[2:]
+
+
+def test_the_lora_snippet_shows_the_lora_variants_flags(parse):
+    """snippets/lora/serve_lora.sh shows the flags the page's evidence was served with, and vLLM parses them."""
+    from verify.config.profiles import LORA_ADAPTERS
+    script = (ROOT / "snippets" / "lora" / "serve_lora.sh").read_text()
+    assert "verify serve --variant lora" in script
+    shown = parse(_commented_serve_args(script))
+    served = parse(PROFILES["cpu"].argv("model-folder", 8000, "lora")[3:])
+    for option in ("enable_lora", "max_lora_rank", "max_loras", "max_cpu_loras"):
+        assert getattr(shown, option) == getattr(served, option), option
+    assert [m.name for m in shown.lora_modules] == [m.name for m in served.lora_modules] == list(LORA_ADAPTERS)
+    for name, value in VARIANTS["lora"].env:
+        assert f"{name}={value}" in script

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from verify.errors import VerifyError
-from verify.config.profiles import DEFAULT_PROFILE, PROFILES, get_profile, runs_on
+from verify.config.profiles import DEFAULT_PROFILE, PROFILES, VARIANTS, get_profile, runs_on
 
 
 def _progress(msg: str) -> None:
@@ -146,7 +146,7 @@ def cmd_prepare(args) -> int:
 
 def cmd_serve(args) -> int:
     from verify.live.server import managed_server
-    with managed_server(get_profile(args.profile), port=args.port, progress=_progress) as server:
+    with managed_server(get_profile(args.profile), port=args.port, progress=_progress, variant=args.variant) as server:
         print(f"serving {server.api} (model name: chat); Ctrl-C to stop", flush=True)
         while True:
             time.sleep(3600)
@@ -221,6 +221,8 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("serve", help="run the profile's server until Ctrl-C")
     s.add_argument("--profile", **prof)
     s.add_argument("--port", type=int)
+    s.add_argument("--variant", default="default", choices=sorted(VARIANTS),
+                   help="how the server is started (default: the profile as it is)")
     s.set_defaults(func=cmd_serve)
 
     s = sub.add_parser("bench", help="print start-up, first-token and memory figures")

@@ -20,10 +20,13 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field, replace
 
+from verify.config.adapters import adapter_flag, in_records
 from verify.errors import VerifyError
 
 SERVED_MODEL_NAME = "chat"
 DEFAULT_VARIANT = "default"
+# The adapters the `lora` variant serves by name (verify/config/adapters.py has their recipes).
+LORA_ADAPTERS = ("attn-a", "attn-b", "mlp-c")
 # Stands in for the machine-specific parts of a command line in hashes and records.
 MODEL_PLACEHOLDER = "<model>"
 PORT_PLACEHOLDER = "<port>"
@@ -53,6 +56,9 @@ class Variant:
     # combinable variant of a run by one start with all their flags. Each record keeps the
     # command it really ran under; its hashed input is its own variant's command.
     combinable: bool = False
+    # Environment variables the server process gets beside the profile's (a feature switched on
+    # by the environment only); they are part of the variant's hashed description.
+    env: tuple[tuple[str, str], ...] = ()
 
     def apply(self, flags: list[str]) -> list[str]:
         out = list(flags)
@@ -91,6 +97,19 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             add=("--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}')),
     # The profile's own flags, started apart: a job on it sees the server's first request of each kind.
     Variant("fresh", "a server that has served no request yet"),
+    # Adapters built by verify/live/adapters.py. One adapter in a batch and two kept in memory,
+    # so three adapters at once must queue and be swapped; runtime loading switched on.
+    Variant("lora", "three LoRA adapters served by name; at most one in a batch, two in memory; "
+            "adapters can be loaded and unloaded at run time",
+            add=("--enable-lora", "--max-lora-rank", "16", "--max-loras", "1", "--max-cpu-loras", "2",
+                 "--lora-modules", *(f"{n}={adapter_flag(n)}" for n in LORA_ADAPTERS)),
+            env=(("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True"),)),
+    # LoRA restricted to the attention projections; an adapter of the MLP is served beside one of
+    # attention. Runtime loading is left off, as it is by default.
+    Variant("lora-attention-only", "LoRA applied to q_proj and v_proj only, with an adapter of the MLP "
+            "and one of attention served; runtime loading off",
+            add=("--enable-lora", "--max-lora-rank", "16", "--lora-target-modules", "q_proj", "v_proj",
+                 "--lora-modules", *(f"{n}={adapter_flag(n)}" for n in ("attn-a", "mlp-c")))),
 )}
 
 
@@ -132,8 +151,9 @@ class Profile:
                 "--host", "127.0.0.1", "--port", str(port), *get_variant(variant).apply(list(self.flags))]
 
     def command(self, variant: str = DEFAULT_VARIANT) -> list[str]:
-        """The server command of a variant without what varies by machine (interpreter, model path, port)."""
-        return self.argv(MODEL_PLACEHOLDER, PORT_PLACEHOLDER, variant)[1:]
+        """The server command of a variant without what varies by machine (interpreter, model path,
+        port, the adapters' cache folder)."""
+        return in_records(self.argv(MODEL_PLACEHOLDER, PORT_PLACEHOLDER, variant)[1:])
 
     def offline_args(self) -> dict[str, object]:
         """Keyword arguments for vllm.LLM, beside the model path."""
@@ -247,7 +267,8 @@ def get_variant(name: str) -> Variant:
         raise VerifyError(f"server variants {', '.join(p for p in parts if not VARIANTS[p].combinable)} "
                           "cannot share a start with others")
     return Variant(name, "; ".join(v.purpose for v in variants), add=tuple(f for v in variants for f in v.add),
-                   remove=tuple(f for v in variants for f in v.remove), combinable=True)
+                   remove=tuple(f for v in variants for f in v.remove), combinable=True,
+                   env=tuple(e for v in variants for e in v.env))
 
 
 def combined_variant(names: list[str]) -> str:

@@ -106,7 +106,10 @@ def engine_description(job, profile) -> dict:
         if job.server_phase:  # its server part runs on the run's default server
             out |= {"variant": "default", "command": profile.command("default")}
         return out
-    return {**base, "variant": job.variant, "command": profile.command(job.variant)}
+    out = {**base, "variant": job.variant, "command": profile.command(job.variant)}
+    from verify.config.profiles import get_variant
+    env = get_variant(job.variant).env
+    return out | {"variant_env": dict(env)} if env else out  # only where set: other records' hashes stay
 
 
 def _hash_value(value) -> str:

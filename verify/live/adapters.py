@@ -1,6 +1,6 @@
 """LoRA adapters for the embedded model, made here with peft: nothing is downloaded.
 
-Each adapter is a recipe (rank, target modules, seed, scale) applied to the converted
+Each adapter is a recipe (verify/config/adapters.py: rank, target modules, seed, scale) applied to the converted
 embedded model: peft creates the LoRA matrices from the seed with non-zero weights (its
 default would start B at zero, an adapter that changes nothing), B is scaled so that the
 adapter measurably changes greedy output without drowning the base model, and the adapter
@@ -12,46 +12,24 @@ manifest is rebuilt, so a half-written adapter is never served.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import tempfile
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
+from verify.config.adapters import BUILD_VERSION, RECIPES, Recipe
 from verify.errors import VerifyError
 from verify.live.model import MANIFEST, _sha256, cache_root, prepare_embedded_model
 
-# Bump when the way adapters are built changes, so cached ones are rebuilt.
-BUILD_VERSION = 1
 
-
-@dataclass(frozen=True)
-class Recipe:
-    name: str
-    rank: int
-    targets: tuple[str, ...]
-    seed: int
-    # B's weights are multiplied by this after peft's random initialisation.
-    scale: float = 1.0
-    alpha: int = 16
-
-    def key(self) -> str:
-        return hashlib.sha256(json.dumps({**asdict(self), "build": BUILD_VERSION}, sort_keys=True).encode()).hexdigest()[:12]
-
-
-RECIPES: dict[str, Recipe] = {r.name: r for r in (
-    Recipe("attn-a", rank=8, targets=("q_proj", "v_proj"), seed=1, scale=0.5),
-    Recipe("attn-b", rank=8, targets=("q_proj", "k_proj", "v_proj", "o_proj"), seed=2, scale=0.5),
-    Recipe("mlp-c", rank=8, targets=("gate_proj", "up_proj", "down_proj"), seed=3, scale=0.5),
-    # Rank 32: more than a server started with --max-lora-rank 16 accepts.
-    Recipe("rank-32", rank=32, targets=("q_proj", "v_proj"), seed=4, scale=0.5),
-)}
+def adapters_root() -> Path:
+    return cache_root() / "adapters"
 
 
 def adapter_dir(recipe: Recipe) -> Path:
-    return cache_root() / "adapters" / f"{recipe.name}-{recipe.key()}"
+    return adapters_root() / recipe.folder_name()
 
 
 def _base_manifest_sha(model: Path) -> str:

@@ -21,6 +21,7 @@ import httpx
 from verify.live import processes
 from verify.live.processes import log_tail
 from verify.errors import VerifyError
+from verify.config.adapters import in_records
 from verify.config.profiles import DEFAULT_VARIANT, Profile, get_variant
 
 SERVER_URL_ENV = "VERIFY_SERVER_URL"
@@ -89,6 +90,18 @@ def model_for(profile: Profile, progress=print) -> tuple[str, dict]:
     return profile.model_source, {"hub_id": profile.model_source}
 
 
+def _with_adapters(argv: list[str], progress) -> list[str]:
+    """The command line with each LoRA adapter it names built (or taken from the cache) and put in by
+    path. (The server's recorded argv keeps `<adapters>/<name>-<key>`: the cache folder varies by machine.)"""
+    from verify.config.adapters import adapters_named, substitute
+    names = adapters_named(argv)
+    if not names:
+        return argv
+    from verify.live.adapters import prepare_adapters
+    folders = prepare_adapters(tuple(names), progress)
+    return substitute(argv, lambda recipe: folders[recipe.name])
+
+
 @contextlib.contextmanager
 def managed_server(profile: Profile, port: int | None = None, progress=print,
                    variant: str = DEFAULT_VARIANT, extra_flags: tuple[str, ...] = (),
@@ -105,13 +118,14 @@ def managed_server(profile: Profile, port: int | None = None, progress=print,
     workdir = Path(tempfile.mkdtemp(prefix="vllm-server-"))
     log_path = workdir / "server.log"
     argv = profile.argv(model, port, variant, python) + list(extra_flags)  # extra flags: start-up failure tests
-    env = {**os.environ, **profile.env, "PYTHONUNBUFFERED": "1"}
+    run_argv = _with_adapters(argv, progress)
+    env = {**os.environ, **profile.env, **dict(get_variant(variant).env), "PYTHONUNBUFFERED": "1"}
     progress(f"starting vLLM {profile.release} ({profile.name} profile, variant {variant}) on 127.0.0.1:{port}; log: {log_path}")
     t0 = time.monotonic()
-    proc = processes.spawn(argv, log_path, env=env)
+    proc = processes.spawn(run_argv, log_path, env=env)
     try:
         server = Server(url=f"http://127.0.0.1:{port}", profile=profile, managed=True,
-                        log_path=log_path, argv=argv, model_facts=facts, pgid=proc.pid,
+                        log_path=log_path, argv=in_records(argv), model_facts=facts, pgid=proc.pid,
                         variant=variant, process=proc)
         _wait_healthy(server, proc, profile.start_timeout_s, t0, progress)
         server.start_seconds = round(time.monotonic() - t0, 2)

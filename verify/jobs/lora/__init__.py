@@ -1,0 +1,1 @@
+"""Jobs of "Serving LoRA Adapters" (docs/lora.md)."""

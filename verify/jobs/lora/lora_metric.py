@@ -1,0 +1,129 @@
+"""vllm:lora_requests_info, read while three adapters are asked at once with --max-loras 1.
+
+On the lora variant: /metrics is scraped every POLL_S while attn-a, attn-b and mlp-c each get the
+first prompt at the same moment, and once more when all have answered. Each scrape keeps the
+metric's samples (labels and value), the queue gauge beside it and the machine's Unix time when it
+was read.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from verify.job import Claim, Job, verdict_if
+from verify.jobs.lora._answers import SNIPPET
+from verify.jobs.lora._together import body, text, together
+
+METRIC = "vllm:lora_requests_info"
+QUEUE = "vllm:num_requests_waiting"
+ADAPTERS = ("attn-a", "attn-b", "mlp-c")
+POLL_S = 0.2
+# How far a sample's value may be from the scrape's Unix time and still read as "now".
+CLOCK_TOLERANCE_S = 120
+DAY_S = 86400
+
+
+def _scrape(url: str) -> dict:
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from verify.measure import capture
+    unix = time.time()
+    r = httpx.get(url + "/metrics", timeout=10.0)
+    families = list(text_string_to_metric_families(r.text)) if r.status_code == 200 else []
+    samples = [{"labels": dict(s.labels), "value": s.value} for f in families for s in f.samples if s.name == METRIC]
+    waiting = [s.value for f in families for s in f.samples if s.name == QUEUE]
+    return capture.answer(r, "scrape", unix_time=round(unix, 3), samples=samples,
+                          waiting=sum(waiting) if waiting else None)
+
+
+def collect(ctx) -> dict:
+    from verify.measure import capture
+    prompt = ctx.snippet(SNIPPET).PROMPTS[0]
+    url = ctx.base_url + "/chat/completions"
+    sent: list = []
+    worker = threading.Thread(target=lambda: sent.extend(together(url, [body(a, prompt) for a in ADAPTERS])))
+    during = []
+    worker.start()
+    while worker.is_alive():
+        during.append(_scrape(ctx.server.url))
+        time.sleep(POLL_S)
+    worker.join()
+    after = _scrape(ctx.server.url)
+    return {"during": during, "after": after, "streams": capture.results(
+        "streams", [s for s in sent if text(s)], statuses=[s["stream"]["status"] for s in sent])}
+
+
+def _names(label: str) -> list[str]:
+    return [n for n in label.split(",") if n]
+
+
+def decide_timestamp(d):
+    scrapes = [*d["during"], d["after"]]
+    values = [(s["unix_time"], x["value"]) for s in scrapes for x in s["samples"]]
+    if not values:
+        return verdict_if(None, f"no {METRIC} sample in {len(scrapes)} scrapes")
+    # A time in the past day, no later than the scrape (a count of requests would be a small number);
+    # the newest series of each scrape is "now", set at the server's last stats update.
+    past = sum(unix - DAY_S <= v <= unix + CLOCK_TOLERANCE_S for unix, v in values)
+    newest = [(s["unix_time"], max(x["value"] for x in s["samples"])) for s in scrapes if s["samples"]]
+    now = sum(abs(unix - v) <= CLOCK_TOLERANCE_S for unix, v in newest)
+    return verdict_if(past == len(values) and now == len(newest),
+                      f"{past} of {len(values)} sample values are Unix times in the day before their scrape; the newest "
+                      f"series of {now} of {len(newest)} scrapes lies within {CLOCK_TOLERANCE_S} s of the scrape's own "
+                      f"Unix time (the last: {newest[-1][1]:.1f} at {newest[-1][0]:.1f})")
+
+
+def decide_waiting_named(d):
+    current = [max(s["samples"], key=lambda x: x["value"]) for s in d["during"] if s["samples"]]
+    queued = [c for c in current if set(_names(c["labels"].get("waiting_lora_adapters", "")))
+              - set(_names(c["labels"].get("running_lora_adapters", "")))]
+    most_running = max((len(_names(c["labels"].get("running_lora_adapters", ""))) for c in current), default=0)
+    alike = sum(c["labels"].get("running_lora_adapters") == c["labels"].get("waiting_lora_adapters") for c in current)
+    return verdict_if(bool(queued) and most_running <= 1 if current else None,
+                      f"{len(queued)} of {len(current)} scrapes during the requests show, in their newest series, an "
+                      f"adapter waiting that is not running; at most {most_running} adapter named running at once; "
+                      f"in {alike} of {len(current)} the two labels were the same" +
+                      (f"; e.g. {queued[0]['labels']}" if queued else ""))
+
+
+def decide_old_series_stay(d):
+    samples = d["after"]["samples"]
+    if not samples:
+        return verdict_if(None, f"no {METRIC} sample after the requests")
+    newest = max(samples, key=lambda x: x["value"])
+    idle = not newest["labels"].get("running_lora_adapters") and not newest["labels"].get("waiting_lora_adapters")
+    named = [x for x in samples if x["labels"].get("running_lora_adapters") or x["labels"].get("waiting_lora_adapters")]
+    return verdict_if(idle and len(named) > 0,
+                      f"after every request had answered: {len(samples)} series, {len(named)} still naming adapters; "
+                      f"the newest names {'none' if idle else newest['labels']}")
+
+
+def decide_queue_counted(d):
+    counts = [s["waiting"] for s in d["during"]]
+    if not counts or any(c is None for c in counts):
+        return verdict_if(None, f"{QUEUE} missing from a scrape")
+    # Three requests, one adapter decoding at a time: two wait while the first decodes.
+    return verdict_if(max(counts) == len(ADAPTERS) - 1,
+                      f"{QUEUE} during the requests: highest {max(counts):.0f}, over {len(counts)} scrapes")
+
+
+JOB = Job(
+    id="lora-metric",
+    title="The LoRA metric",
+    question="What does vllm:lora_requests_info report, while adapters queue and after?",
+    pages=("lora.md",),
+    collect=collect,
+    variant="lora",
+    claims=(
+        Claim("lora-metric.timestamp", f"The value of {METRIC} is a Unix time (when its labels were last set), "
+              "not a count of requests.", decide_timestamp),
+        Claim("lora-metric.waiting-named", "While requests for three adapters wait on --max-loras 1, its newest "
+              "series names one adapter running and others waiting, in its labels.", decide_waiting_named),
+        Claim("lora-metric.queue-counted", f"{QUEUE} counts the requests waiting for an adapter's turn: two of "
+              "the three at its highest.", decide_queue_counted),
+        Claim("lora-metric.old-series-stay", "Series of earlier states stay in /metrics after the requests end: "
+              "only the one with the largest value is the current state.", decide_old_series_stay),
+    ),
+)

@@ -1,0 +1,1 @@
+"""Views of the jobs of "Serving LoRA Adapters"."""
