@@ -17,7 +17,7 @@ from itertools import combinations
 
 from verify.job import Claim, Job, verdict_if
 from verify.jobs.lora._answers import BASE, SNIPPET
-from verify.jobs.lora._together import body, overlap, shared, span, text, together
+from verify.jobs.lora._together import body, shared, span, text, together
 
 TRIALS = 3
 STAGGER_S = 0.1
@@ -59,15 +59,15 @@ def _labelled(cases: list[tuple[str, str, str]], sent: list[dict]) -> list[dict]
 
 
 def _vs_alone(d, group: str, model_filter) -> tuple[int, int, int]:
-    """(equal to alone, differing, decoded at the same time as another of its group) over the trials,
-    for the requests of `group` whose model passes model_filter."""
+    """(equal to alone, differing, decoded together with another of its group) over the trials, for the
+    requests of `group` whose model passes model_filter; requests that did not decode together are left out."""
     equal = differ = together_ = 0
     for t in d["trials"]:
         sent = t[group]
         for s in sent:
             if not model_filter(s["model"]):
                 continue
-            if not any(overlap(span(s), span(o)) for o in sent if o is not s):
+            if not any(shared(span(s), span(o)) > TOGETHER for o in sent if o is not s):
                 continue
             together_ += 1
             if text(s) == text(d["alone"][s["case"]]):
@@ -87,8 +87,8 @@ def decide_base_changed(d):
     equal, differ, n = _vs_alone(d, "mixed", lambda m: m == BASE)
     c_equal, c_differ, c_n = _vs_alone(d, "control", lambda m: True)
     if not n or not c_n:
-        return verdict_if(None, "no base-model request decoded at the same time as another")
-    return verdict_if(differ > n / 2 and c_equal == c_n,
+        return verdict_if(None, "no base-model request decoded together with another request")
+    return verdict_if(differ == n and c_equal == c_n,
                       f"{differ} of {n} base-model requests decoded beside an adapter request answered differently "
                       f"from alone; beside another base-model request, {c_equal} of {c_n} answered as alone")
 

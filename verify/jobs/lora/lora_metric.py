@@ -75,38 +75,45 @@ def decide_timestamp(d):
                       f"Unix time (the last: {newest[-1][1]:.1f} at {newest[-1][0]:.1f})")
 
 
+def _labels(sample: dict) -> tuple[set[str], set[str]]:
+    labels = sample["labels"]
+    return set(_names(labels.get("running_lora_adapters", ""))), set(_names(labels.get("waiting_lora_adapters", "")))
+
+
 def decide_waiting_named(d):
     current = [max(s["samples"], key=lambda x: x["value"]) for s in d["during"] if s["samples"]]
-    queued = [c for c in current if set(_names(c["labels"].get("waiting_lora_adapters", "")))
-              - set(_names(c["labels"].get("running_lora_adapters", "")))]
-    most_running = max((len(_names(c["labels"].get("running_lora_adapters", ""))) for c in current), default=0)
-    alike = sum(c["labels"].get("running_lora_adapters") == c["labels"].get("waiting_lora_adapters") for c in current)
-    return verdict_if(bool(queued) and most_running <= 1 if current else None,
+    queued = [c for c in current if _labels(c)[1] - _labels(c)[0]]
+    named = [c for c in current if _labels(c)[0] or _labels(c)[1]]
+    alike = sum(_labels(c)[0] == _labels(c)[1] for c in named)
+    most_running = max((len(_labels(c)[0]) for c in current), default=0)
+    return verdict_if(bool(queued) if current else None,
                       f"{len(queued)} of {len(current)} scrapes during the requests show, in their newest series, an "
-                      f"adapter waiting that is not running; at most {most_running} adapter named running at once; "
-                      f"in {alike} of {len(current)} the two labels were the same" +
+                      f"adapter waiting that is not running; of the {len(named)} whose labels named an adapter, "
+                      f"{alike} named the same in both; at most {most_running} adapter named running at once" +
                       (f"; e.g. {queued[0]['labels']}" if queued else ""))
-
-
-def decide_old_series_stay(d):
-    samples = d["after"]["samples"]
-    if not samples:
-        return verdict_if(None, f"no {METRIC} sample after the requests")
-    newest = max(samples, key=lambda x: x["value"])
-    idle = not newest["labels"].get("running_lora_adapters") and not newest["labels"].get("waiting_lora_adapters")
-    named = [x for x in samples if x["labels"].get("running_lora_adapters") or x["labels"].get("waiting_lora_adapters")]
-    return verdict_if(idle and len(named) > 0,
-                      f"after every request had answered: {len(samples)} series, {len(named)} still naming adapters; "
-                      f"the newest names {'none' if idle else newest['labels']}")
 
 
 def decide_queue_counted(d):
     counts = [s["waiting"] for s in d["during"]]
-    if not counts or any(c is None for c in counts):
+    if not counts or any(c is None for c in counts) or d["after"].get("waiting") is None:
         return verdict_if(None, f"{QUEUE} missing from a scrape")
-    # Three requests, one adapter decoding at a time: two wait while the first decodes.
-    return verdict_if(max(counts) == len(ADAPTERS) - 1,
-                      f"{QUEUE} during the requests: highest {max(counts):.0f}, over {len(counts)} scrapes")
+    # Three requests, one adapter decoding at a time: two wait while the first decodes, none after.
+    return verdict_if(max(counts) == len(ADAPTERS) - 1 and d["after"]["waiting"] == 0,
+                      f"{QUEUE} during the requests: highest {max(counts):.0f}, over {len(counts)} scrapes; after "
+                      f"them: {d['after']['waiting']:.0f}")
+
+
+def decide_old_series_stay(d):
+    # Series of this job's adapters only: other jobs on the same server leave series of their own.
+    samples = [x for x in d["after"]["samples"] if _labels(x)[0] | _labels(x)[1] <= set(ADAPTERS)]
+    if not samples:
+        return verdict_if(None, f"no {METRIC} sample after the requests")
+    newest = max(samples, key=lambda x: x["value"])
+    idle = not newest["labels"].get("running_lora_adapters") and not newest["labels"].get("waiting_lora_adapters")
+    named = [x for x in samples if _labels(x)[0] or _labels(x)[1]]
+    return verdict_if(idle and len(named) > 0,
+                      f"after every request had answered: {len(samples)} series, {len(named)} still naming adapters; "
+                      f"the newest names {'none' if idle else newest['labels']}")
 
 
 JOB = Job(
@@ -119,10 +126,10 @@ JOB = Job(
     claims=(
         Claim("lora-metric.timestamp", f"The value of {METRIC} is a Unix time (when its labels were last set), "
               "not a count of requests.", decide_timestamp),
-        Claim("lora-metric.waiting-named", "While requests for three adapters wait on --max-loras 1, its newest "
-              "series names one adapter running and others waiting, in its labels.", decide_waiting_named),
+        Claim("lora-metric.waiting-named", "While requests for three adapters take turns on --max-loras 1, the "
+              "waiting label of its newest series names the adapters whose requests wait.", decide_waiting_named),
         Claim("lora-metric.queue-counted", f"{QUEUE} counts the requests waiting for an adapter's turn: two of "
-              "the three at its highest.", decide_queue_counted),
+              "the three at its highest, none once all have answered.", decide_queue_counted),
         Claim("lora-metric.old-series-stay", "Series of earlier states stay in /metrics after the requests end: "
               "only the one with the largest value is the current state.", decide_old_series_stay),
     ),

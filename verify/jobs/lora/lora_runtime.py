@@ -142,7 +142,8 @@ def decide_missing(d):
 def decide_rank_refused(d):
     s = d["steps"]
     a = s["load_rank_32"]
-    return verdict_if(a["status"] not in (None, 200) and "rank" in _message(a).lower()
+    message = _message(a).lower()
+    return verdict_if(a["status"] not in (None, 200) and "rank" in message and "32" in message
                       and "rank-32" not in s["models_at_end"]["parents"],
                       f"loading a rank-32 adapter on a server started with --max-lora-rank 16: {_said(a)}; "
                       f"then /v1/models lists {', '.join(s['models_at_end']['parents'])}")
@@ -166,7 +167,8 @@ JOB = Job(
               "adapter is then a model in /v1/models.", decide_load),
         Claim("lora-runtime.same-as-static", "An adapter loaded at run time answers exactly as the same folder "
               "served from --lora-modules.", decide_same_as_static),
-        Claim("lora-runtime.load-twice", "Loading a name that is already loaded gets HTTP 400.", decide_load_twice),
+        Claim("lora-runtime.load-twice", "Loading a name that is already loaded gets HTTP 400, saying it is "
+              "already loaded.", decide_load_twice),
         Claim("lora-runtime.unload", "POST /v1/unload_lora_adapter answers 200 and the adapter leaves /v1/models.",
               decide_unload),
         Claim("lora-runtime.unloaded-404", "A request naming an unloaded adapter gets HTTP 404, as does "
@@ -174,7 +176,7 @@ JOB = Job(
         Claim("lora-runtime.missing-folder", "Loading a folder that does not exist gets HTTP 404, and nothing "
               "is served under its name.", decide_missing),
         Claim("lora-runtime.rank-refused", "An adapter of a higher rank than --max-lora-rank is refused at load, "
-              "with a message naming the rank, and is not served.", decide_rank_refused),
+              "with a message naming its rank, and is not served.", decide_rank_refused),
         Claim("lora-runtime.rank-client-error", "That refusal is a client error, HTTP 400.",
               decide_rank_client_error),
     ),

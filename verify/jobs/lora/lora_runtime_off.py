@@ -28,11 +28,16 @@ def collect(ctx) -> dict:
     return _redacted({"load": load, "unload": unload, "models": capture.results("models", list(listed), parents=listed)})
 
 
+# What the HTTP framework answers for a path no route serves (an endpoint's own 404 says more).
+NO_ROUTE = {"detail": "Not Found"}
+
+
 def decide_not_found(d):
     statuses = (d["load"]["status"], d["unload"]["status"])
-    return verdict_if(statuses == (404, 404) and NAME not in d["models"]["parents"],
-                      f"load: HTTP {statuses[0]}, unload: HTTP {statuses[1]}; /v1/models then lists "
-                      f"{', '.join(d['models']['parents'])}")
+    no_route = [k for k in ("load", "unload") if d[k].get("body") == NO_ROUTE]
+    return verdict_if(statuses == (404, 404) and len(no_route) == 2 and NAME not in d["models"]["parents"],
+                      f"load: HTTP {statuses[0]}, unload: HTTP {statuses[1]}; {len(no_route)} of 2 with the body of a "
+                      f"path no route serves ({NO_ROUTE}); /v1/models then lists {', '.join(d['models']['parents'])}")
 
 
 JOB = Job(
@@ -44,7 +49,7 @@ JOB = Job(
     variant="lora-attention-only",
     claims=(
         Claim("lora-runtime-off.not-found", "Without VLLM_ALLOW_RUNTIME_LORA_UPDATING=True in the server's "
-              "environment, /v1/load_lora_adapter and /v1/unload_lora_adapter answer 404, even with --enable-lora, "
-              "and nothing is loaded.", decide_not_found),
+              "environment, /v1/load_lora_adapter and /v1/unload_lora_adapter are not served: HTTP 404 as for any "
+              "unknown path, even with --enable-lora, and nothing is loaded.", decide_not_found),
     ),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import statistics
 
 from verify.jobs.lora import lora_cost as job
-from verify.site import html
+from verify.site import charts, html
 
 
 def fragment_table(record):
@@ -20,5 +20,14 @@ def fragment_table(record):
                       rows)
 
 
+def bars(record) -> charts.Bars:
+    medians = {m: statistics.median(v) for m, v in job.itl(record["data"]).items() if v}
+    return charts.Bars(title="Inter-token latency through each model on one server (median of rounds)",
+                       x_label="model the request named", y_label="milliseconds per token",
+                       bars=tuple(charts.Bar(m, v * 1000, f"{v * 1000:.0f}") for m, v in medians.items()), tone=0,
+                       note=f"{job.TOKENS} tokens per request, {job.REPS} rounds; chat is the base model.")
+
+
 FRAGMENTS = {"table": fragment_table}
+CHARTS = {"bars": bars}
 TIMING_CLAIMS = ("lora-cost.slower",)
