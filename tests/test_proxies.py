@@ -245,6 +245,35 @@ def test_a_port_taken_after_it_was_chosen_is_an_error_with_the_proxys_own_words(
     assert "address already in use" in err.value.detail.lower()
 
 
+def test_the_listening_check_counts_only_the_proxys_own_socket():
+    """Another program's listener on the port never counts for the proxy, even while it exits.
+
+    A proxy that dies on a taken port closes its descriptors as it goes, and then is gone: a
+    check that fell back to "anyone listens" in those moments took the dead proxy for a live one
+    (seen once in six runs of the HAProxy test above).
+    """
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert proxy_module._listens(os.getpid(), port)  # this process holds it
+        gone = subprocess.Popen(["true"])
+        gone.wait()
+        assert not proxy_module._listens(gone.pid, port)  # a process that has exited
+
+
+def test_a_descriptor_closed_while_looked_at_is_not_a_listener(monkeypatch):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+
+        def closed(path, *args, **kwargs):
+            raise FileNotFoundError(path)
+
+        monkeypatch.setattr(proxy_module.os, "readlink", closed)
+        assert not proxy_module._listens(os.getpid(), s.getsockname()[1])
+
+
 @pytest.mark.parametrize("kind", NEW_KINDS)
 def test_a_missing_binary_is_a_one_line_error_naming_the_package(kind, monkeypatch):
     monkeypatch.setenv(f"VERIFY_{kind.upper()}", f"/nonexistent/{kind}")

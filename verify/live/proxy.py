@@ -365,10 +365,22 @@ def _listens(pid: int, port: int) -> bool:
     listener counts, as before.
     """
     try:
-        sockets = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
         rows = Path("/proc/net/tcp").read_text().splitlines()[1:]
-    except OSError:
+        fds = os.listdir(f"/proc/{pid}/fd")
+    except PermissionError:
         return processes.port_in_use(port)
+    except FileNotFoundError:
+        # No procfs at all, or the process is gone: only the first falls back to any listener,
+        # or a proxy that just died on a taken port would pass for one listening on it.
+        return not Path("/proc/self").exists() and processes.port_in_use(port)
+    sockets = set()
+    for fd in fds:
+        try:
+            sockets.add(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except FileNotFoundError:
+            continue  # closed while we looked (an exiting proxy closes them all); the next look decides
+        except PermissionError:
+            return processes.port_in_use(port)
     local = f"0100007F:{port:04X}"
     for row in rows:
         fields = row.split()
