@@ -473,7 +473,19 @@ def skipped_modules_warned(d: dict) -> None:
     d["log"]["lines"].append("WARNING lora: mlp-c targets gate_proj, up_proj, down_proj, outside --lora-target-modules")
 
 
+def second_slot_keeps_base_apart(d: dict) -> None:
+    """lora-max-loras.base-changed: a base-model token reads no adapter's weights: each base-model request
+    beside attn-a streams, at its own arrival times, what it streamed alone."""
+    from verify.jobs.lora._answers import BASE
+    alone = d["alone"]["base:x"]["stream"]["lines"]
+    for t in d["trials"]:
+        for s in t["mixed"]:
+            if s["model"] == BASE:
+                s["stream"]["lines"] = [{**line, "line": a["line"]} for line, a in zip(s["stream"]["lines"], alone)]
+
+
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "lora-max-loras.base-changed": second_slot_keeps_base_apart,
     "lora-runtime.rank-client-error": rank_refused_as_client_error,
     "lora-served.distinct": two_adapters_answer_alike,
     "lora-target-modules.silent": skipped_modules_warned,

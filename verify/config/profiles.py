@@ -104,6 +104,11 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             add=("--enable-lora", "--max-lora-rank", "16", "--max-loras", "1", "--max-cpu-loras", "2",
                  "--lora-modules", *(f"{n}={adapter_flag(n)}" for n in LORA_ADAPTERS)),
             env=(("VLLM_ALLOW_RUNTIME_LORA_UPDATING", "True"),)),
+    # Two adapter slots in a batch, every adapter kept in memory (no swapping): what a second
+    # slot changes for three adapters at once and for the base model beside an adapter.
+    Variant("lora-max-2", "three LoRA adapters served by name; at most two in a batch, all three in memory",
+            add=("--enable-lora", "--max-lora-rank", "16", "--max-loras", "2", "--max-cpu-loras", "3",
+                 "--lora-modules", *(f"{n}={adapter_flag(n)}" for n in LORA_ADAPTERS))),
     # LoRA restricted to the attention projections; an adapter of the MLP is served beside one of
     # attention. Runtime loading is left off, as it is by default.
     Variant("lora-attention-only", "LoRA applied to q_proj and v_proj only, with an adapter of the MLP "

@@ -1,0 +1,139 @@
+"""With --max-loras 2: how many adapters decode at once, and what a second slot changes for answers.
+
+On the lora-max-2 variant (two adapters in a batch, all three kept in memory, so nothing is
+swapped). Every request is a greedy stream; answers alone are asked first, one at a time. Then
+TRIALS times each, in this order:
+- three adapters: attn-a, attn-b and mlp-c asked the first prompt at the same moment;
+- two adapters: attn-a asked the first prompt and attn-b the second, at the same moment;
+- mixed: attn-a asked the second prompt and the base model the first, 0.1 s apart (the order
+  alternates), as in lora-batching on the one-slot server.
+Which requests decoded at the same time is read from the streams' arrival times, by the rule of
+lora-batching (TOGETHER).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from verify.job import Claim, Job, verdict_if
+from verify.jobs.lora._answers import BASE, SNIPPET
+from verify.jobs.lora._together import body, shared, span, text, together
+from verify.jobs.lora.lora_batching import STAGGER_S, TOGETHER
+
+TRIALS = 3
+ADAPTERS = ("attn-a", "attn-b", "mlp-c")
+SLOTS = 2  # --max-loras of the variant
+
+
+def collect(ctx) -> dict:
+    from verify.measure import capture
+    x, y = ctx.snippet(SNIPPET).PROMPTS
+    url = ctx.base_url + "/chat/completions"
+    alone_cases = {"base:x": (BASE, x), **{f"{a}:x": (a, x) for a in ADAPTERS}, "attn-a:y": ("attn-a", y),
+                   "attn-b:y": ("attn-b", y)}
+    alone = {k: together(url, [body(*mp)])[0] for k, mp in alone_cases.items()}
+    trials = []
+    for i in range(TRIALS):
+        three = [(f"{a}:x", a, x) for a in ADAPTERS]
+        two = [("attn-a:x", "attn-a", x), ("attn-b:y", "attn-b", y)]
+        mixed = [("base:x", BASE, x), ("attn-a:y", "attn-a", y)]
+        if i % 2:
+            mixed.reverse()
+        trials.append({
+            "three_adapters": _labelled(three, together(url, [body(m, p) for _, m, p in three])),
+            "two_adapters": _labelled(two, together(url, [body(m, p) for _, m, p in two])),
+            "mixed": _labelled(mixed, together(url, [body(m, p) for _, m, p in mixed], STAGGER_S)),
+        })
+    every = list(alone.values()) + [s for t in trials for group in t.values() for s in group]
+    return {"alone": alone, "trials": trials, "slots": SLOTS,
+            "streams": capture.results("streams", [s for s in every if text(s)],
+                                       statuses=[s["stream"]["status"] for s in every])}
+
+
+def _labelled(cases: list[tuple[str, str, str]], sent: list[dict]) -> list[dict]:
+    return [{"case": case, "model": model, **s} for (case, model, _), s in zip(cases, sent)]
+
+
+def _beside_another(s: dict, group: list[dict]) -> bool:
+    return any(shared(span(s), span(o)) > TOGETHER for o in group if o is not s)
+
+
+def _all_spans(d) -> bool:
+    return all(span(s) for t in d["trials"] for group in t.values() for s in group)
+
+
+def pairs_together(group: list[dict]) -> int:
+    return sum(shared(span(a), span(b)) > TOGETHER for a, b in combinations(group, 2))
+
+
+def decide_two_at_a_time(d):
+    per_trial = [pairs_together(t["three_adapters"]) for t in d["trials"]]
+    two = [pairs_together(t["two_adapters"]) for t in d["trials"]]
+    # Three requests with two slots: one pair decodes together and the third alone, after them.
+    return verdict_if((all(n == 1 for n in per_trial) and all(n == 1 for n in two)) if _all_spans(d) else None,
+                      f"three different adapters sent at once: pairs that decoded together in each trial "
+                      f"{per_trial} of 3; two different adapters sent at once: {two} of 1")
+
+
+def _vs_alone(d, groups: tuple[str, ...], model_filter) -> tuple[int, int]:
+    """(answered as alone, decoded beside another request of its group) over the trials."""
+    equal = n = 0
+    for t in d["trials"]:
+        for g in groups:
+            for s in t[g]:
+                if model_filter(s["model"]) and _beside_another(s, t[g]):
+                    n += 1
+                    equal += text(s) is not None and text(s) == text(d["alone"][s["case"]])
+    return equal, n
+
+
+def decide_adapters_apart(d):
+    equal, n = _vs_alone(d, ("three_adapters", "two_adapters"), lambda m: m != BASE)
+    return verdict_if(equal == n if n else None,
+                      f"{equal} of {n} adapter requests decoded beside a request for another adapter answered "
+                      "as alone")
+
+
+def base_answers(d) -> list[dict]:
+    """Each base-model request of the mixed groups that decoded beside the adapter request: whether it
+    answered as alone, and which adapter's answer alone (to the same prompt) it equals, if any."""
+    out = []
+    for i, t in enumerate(d["trials"], 1):
+        for s in t["mixed"]:
+            if s["model"] != BASE or not _beside_another(s, t["mixed"]):
+                continue
+            got = text(s)
+            like = [a for a in ADAPTERS if got is not None and got == text(d["alone"][f"{a}:x"])]
+            out.append({"trial": i, "as_alone": got is not None and got == text(d["alone"]["base:x"]),
+                        "like": like})
+    return out
+
+
+def decide_base_changed(d):
+    rows = base_answers(d)
+    changed = sum(not r["as_alone"] for r in rows)
+    like = {a: sum(a in r["like"] for r in rows) for a in ADAPTERS}
+    return verdict_if(changed == len(rows) if rows else None,
+                      f"{changed} of {len(rows)} base-model requests decoded beside an attn-a request answered "
+                      "differently from alone" + "".join(f"; {n} of them as {a} answers alone"
+                                                         for a, n in like.items() if n))
+
+
+JOB = Job(
+    id="lora-max-loras",
+    title="Two adapters in a batch",
+    question="With --max-loras 2, how many different adapters decode at once, do their answers stay their own, "
+             "and does the base model beside an adapter answer as alone?",
+    pages=("lora.md",),
+    collect=collect,
+    variant="lora-max-2",
+    claims=(
+        Claim("lora-max-loras.two-at-a-time", "With --max-loras 2, of three requests for different adapters "
+              "sent at once two decode together and the third after them; two such requests decode together.",
+              decide_two_at_a_time),
+        Claim("lora-max-loras.adapters-apart", "Requests for different adapters decoded in one batch each get "
+              "their answer alone.", decide_adapters_apart),
+        Claim("lora-max-loras.base-changed", "With --max-loras 2, a base-model request decoded beside an adapter "
+              "request still gets a different answer from its answer alone (CPU build).", decide_base_changed),
+    ),
+)
