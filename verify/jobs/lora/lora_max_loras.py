@@ -4,7 +4,8 @@ On the lora-max-2 variant (two adapters in a batch, all three kept in memory, so
 swapped). Every request is a greedy stream; answers alone are asked first, one at a time. Then
 TRIALS times each, in this order:
 - three adapters: attn-a, attn-b and mlp-c asked the first prompt at the same moment;
-- two adapters: attn-a asked the first prompt and attn-b the second, at the same moment;
+- two adapters: attn-a and attn-b asked the first prompt at the same moment (their answers alone
+  differ, so one answering as the other would show);
 - mixed: attn-a asked the second prompt and the base model the first, 0.1 s apart (the order
   alternates), as in lora-batching on the one-slot server.
 Which requests decoded at the same time is read from the streams' arrival times, by the rule of
@@ -29,13 +30,12 @@ def collect(ctx) -> dict:
     from verify.measure import capture
     x, y = ctx.snippet(SNIPPET).PROMPTS
     url = ctx.base_url + "/chat/completions"
-    alone_cases = {"base:x": (BASE, x), **{f"{a}:x": (a, x) for a in ADAPTERS}, "attn-a:y": ("attn-a", y),
-                   "attn-b:y": ("attn-b", y)}
+    alone_cases = {"base:x": (BASE, x), **{f"{a}:x": (a, x) for a in ADAPTERS}, "attn-a:y": ("attn-a", y)}
     alone = {k: together(url, [body(*mp)])[0] for k, mp in alone_cases.items()}
     trials = []
     for i in range(TRIALS):
         three = [(f"{a}:x", a, x) for a in ADAPTERS]
-        two = [("attn-a:x", "attn-a", x), ("attn-b:y", "attn-b", y)]
+        two = [("attn-a:x", "attn-a", x), ("attn-b:x", "attn-b", x)]
         mixed = [("base:x", BASE, x), ("attn-a:y", "attn-a", y)]
         if i % 2:
             mixed.reverse()
@@ -58,21 +58,47 @@ def _beside_another(s: dict, group: list[dict]) -> bool:
     return any(shared(span(s), span(o)) > TOGETHER for o in group if o is not s)
 
 
-def _all_spans(d) -> bool:
-    return all(span(s) for t in d["trials"] for group in t.values() for s in group)
+GROUP_SIZES = {"three_adapters": 3, "two_adapters": 2, "mixed": 2}
+
+
+def _complete(d) -> bool:
+    """Every capture answered: each answer alone, and every stream of every trial with text. A failed
+    capture makes the claims inconclusive, never the verdict the page expects."""
+    return (len(d["trials"]) == TRIALS and all(text(s) for s in d["alone"].values())
+            and all(set(t) == set(GROUP_SIZES) and all(len(t[g]) == n for g, n in GROUP_SIZES.items())
+                    for t in d["trials"])
+            and all(text(s) and span(s) for t in d["trials"] for group in t.values() for s in group))
 
 
 def pairs_together(group: list[dict]) -> int:
     return sum(shared(span(a), span(b)) > TOGETHER for a, b in combinations(group, 2))
 
 
+def third_waited_s(group: list[dict]) -> tuple[float, float] | None:
+    """For three requests of which exactly one pair decoded together: how long after the first, and after
+    the last, of the pair finished the third's first token came (negative: before). None otherwise."""
+    pairs = [(a, b) for a, b in combinations(group, 2) if shared(span(a), span(b)) > TOGETHER]
+    if len(pairs) != 1:
+        return None
+    third = next(s for s in group if all(s is not x for x in pairs[0]))
+    ends = sorted(span(x)[1] for x in pairs[0])
+    return span(third)[0] - ends[0], span(third)[0] - ends[1]
+
+
 def decide_two_at_a_time(d):
+    if not _complete(d):
+        return verdict_if(None, "a capture failed (an error status or a stream without text)")
     per_trial = [pairs_together(t["three_adapters"]) for t in d["trials"]]
     two = [pairs_together(t["two_adapters"]) for t in d["trials"]]
-    # Three requests with two slots: one pair decodes together and the third alone, after them.
-    return verdict_if((all(n == 1 for n in per_trial) and all(n == 1 for n in two)) if _all_spans(d) else None,
+    waited = [third_waited_s(t["three_adapters"]) for t in d["trials"]]
+    # Three requests with two slots: one pair decodes together, the third once one of them has finished.
+    after = all(w is not None and w[0] > 0 for w in waited)
+    return verdict_if(all(n == 1 for n in per_trial) and after and all(n == 1 for n in two),
                       f"three different adapters sent at once: pairs that decoded together in each trial "
-                      f"{per_trial} of 3; two different adapters sent at once: {two} of 1")
+                      f"{per_trial} of 3; the third's first token after the first and the last of the pair "
+                      "finished: " + ", ".join("n/a" if w is None else f"{w[0] * 1000:+.0f} ms and {w[1] * 1000:+.0f} ms"
+                                               for w in waited)
+                      + f"; two different adapters sent at once: {two} of 1 pair decoded together")
 
 
 def _vs_alone(d, groups: tuple[str, ...], model_filter) -> tuple[int, int]:
@@ -88,6 +114,8 @@ def _vs_alone(d, groups: tuple[str, ...], model_filter) -> tuple[int, int]:
 
 
 def decide_adapters_apart(d):
+    if not _complete(d):
+        return verdict_if(None, "a capture failed (an error status or a stream without text)")
     equal, n = _vs_alone(d, ("three_adapters", "two_adapters"), lambda m: m != BASE)
     return verdict_if(equal == n if n else None,
                       f"{equal} of {n} adapter requests decoded beside a request for another adapter answered "
@@ -110,6 +138,8 @@ def base_answers(d) -> list[dict]:
 
 
 def decide_base_changed(d):
+    if not _complete(d):
+        return verdict_if(None, "a capture failed (an error status or a stream without text)")
     rows = base_answers(d)
     changed = sum(not r["as_alone"] for r in rows)
     like = {a: sum(a in r["like"] for r in rows) for a in ADAPTERS}
@@ -129,7 +159,8 @@ JOB = Job(
     variant="lora-max-2",
     claims=(
         Claim("lora-max-loras.two-at-a-time", "With --max-loras 2, of three requests for different adapters "
-              "sent at once two decode together and the third after them; two such requests decode together.",
+              "sent at once two decode together and the third once one of them has finished; two such requests "
+              "decode together.",
               decide_two_at_a_time),
         Claim("lora-max-loras.adapters-apart", "Requests for different adapters decoded in one batch each get "
               "their answer alone.", decide_adapters_apart),
