@@ -385,3 +385,20 @@ def test_a_stream_that_stays_empty_through_every_attempt_leaves_its_claim_inconc
     data = _capture_paths_on(monkeypatch, [good] + [empty] * proxy_buffering.ATTEMPTS, _ProxyStandIn())
     assert len(data["earlier_attempts"]["caddy-default"]) == proxy_buffering.ATTEMPTS - 1
     assert failed_captures(data) == ["data.captures.caddy-default: sse: nothing received"]
+
+
+def test_an_attempt_repeated_because_it_showed_nothing_does_not_fail_the_job():
+    """The committed cancel-direct record with an earlier attempt that got nothing (as an empty 200 from
+    Caddy gives): kept for the record, it fails nothing; the attempt that decides still does."""
+    from verify.captures import failed_captures
+    data = copy.deepcopy(json.loads(store.record_path("cancel-direct", "cpu").read_text())["data"])
+    trial = data["trials"]["openai"]
+    empty = {**copy.deepcopy(trial), "events": 0, "not_live": "no request was running when the client left"}
+    empty.pop("earlier_attempts", None)
+    trial["earlier_attempts"] = [empty]
+    assert failed_captures(data) == []
+    del empty["not_live"]  # the same attempt, not marked as replaced: a failed capture
+    assert failed_captures(data) and "earlier_attempts[0]" in failed_captures(data)[0]
+    trial["events"] = 0  # and the attempt that decides, empty, fails the job whatever came before
+    empty["not_live"] = "x"
+    assert any("trials.openai:" in f or "trials.openai " in f for f in failed_captures(data))

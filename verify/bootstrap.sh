@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One-command set-up and run, for a fresh machine (Debian/Ubuntu, Python 3.11).
 #
-#   bash verify/bootstrap.sh site   install, verify against the embedded vLLM server, build the site
+#   bash verify/bootstrap.sh site   install; re-measure every job whose inputs changed and a live
+#                                   sample against the embedded vLLM server; check every page; build
+#   bash verify/bootstrap.sh site --all   the same, re-measuring every job
 #   bash verify/bootstrap.sh test   install, run the whole test suite (end-to-end tests included)
 #   bash verify/bootstrap.sh install   only install (used by CI jobs that run single verify jobs)
 #   bash verify/bootstrap.sh env-status   "ok", or "rebuild: <why>" and exit 1, for the environment
@@ -17,7 +19,8 @@ case "$mode" in
   *) echo "usage: bash verify/bootstrap.sh site|test|install|env-status [args]" >&2; exit 2 ;;
 esac
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each step says how long the command has run so far (bash counts SECONDS from the start).
+step() { printf '\n==> [%d min %02d s] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 PY="${PYTHON:-python3}"
 # Absolute, so that steps which change directory (the Zensical build) still find it.
 VENV="${VERIFY_VENV:-$PWD/.venv}"  # VERIFY_VENV: another environment (the bootstrap's own tests)
@@ -39,18 +42,11 @@ if [ "$mode" = env-status ]; then
   echo "ok"; exit 0
 fi
 
-# --- system packages: nginx, Caddy, HAProxy and openssl for the proxy jobs, chromium for the browser
-# tests, Prometheus (and its promtool) for the metrics snippets' tests
+# --- system packages: the programs the mode runs (proxies, Prometheus, a browser for the tests),
+# declared once in verify/config/programs.py; read with the standard library (no environment yet)
+packages="$("$PY" -S -m verify programs "$mode" --missing)"
 missing=()
-command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-command -v caddy >/dev/null || missing+=(caddy)
-command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing+=(haproxy)
-command -v openssl >/dev/null || missing+=(openssl)
-command -v curl >/dev/null || missing+=(curl)
-if [ "$mode" = test ]; then
-  command -v chromium >/dev/null || missing+=(chromium)
-  command -v promtool >/dev/null || missing+=(prometheus)
-fi
+for package in $packages; do missing+=("$package"); done
 if [ ${#missing[@]} -gt 0 ]; then
   step "installing system packages: ${missing[*]}"
   if [ "$(id -u)" = 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
@@ -88,8 +84,8 @@ export NO_MKDOCS_2_WARNING=1
 if [ "$mode" = install ]; then
   exit 0
 elif [ "$mode" = site ]; then
-  step "verifying every claim against a live vLLM server (embedded CPU profile)"
-  "$VENV/bin/verify" run --all "$@"
+  step "measuring against a live vLLM server (embedded CPU profile): every job whose inputs changed, and the live sample"
+  "$VENV/bin/verify" run --sample "$@"
   step "checking that the pages say what the evidence says"
   "$VENV/bin/verify" check
   step "building the site (MkDocs)"
@@ -98,6 +94,7 @@ elif [ "$mode" = site ]; then
   "$VENV/bin/verify" render --out build/rendered
   (cd build/rendered && "$VENV/bin/zensical" build --strict -f mkdocs.yml)
   echo
+  step "done"
   echo "site built in ./site (MkDocs) and ./build/rendered/site (Zensical); view one with:"
   echo "  .venv/bin/python -m http.server -d site 8000 --bind 127.0.0.1"
 else

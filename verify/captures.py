@@ -44,6 +44,12 @@ def received(capture: dict) -> int:
 
 def failure(capture: dict) -> str | None:
     """Why the capture failed, or None when it did not."""
+    if capture.get("not_live"):
+        # An attempt repeated because it showed nothing (a cancellation trial that did not catch the
+        # request generating, or an empty 200 from a proxy): kept for the record, decided by nothing;
+        # the attempt that replaced it is judged instead, and when every attempt missed, the rules
+        # give inconclusive.
+        return None
     kind = capture[TAG]
     error = capture.get("error")
     if error and not capture.get("expect_error"):

@@ -11,6 +11,7 @@
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
     verify probe URL                the streaming article's path checks against any endpoint
+    verify programs [MODE]          the programs (proxies, Prometheus, a browser) each command needs
     verify migrate --from REV       carry records across a code move that changed no measurement (no server)
 """
 
@@ -48,8 +49,13 @@ def cmd_list(args) -> int:
 
 def cmd_run(args) -> int:
     from verify.runner import run
+    sample = ()
+    if args.sample:
+        from verify.config.sample import SAMPLE
+        sample = SAMPLE
     return run(args.ids or None, get_profile(args.profile), run_all=args.all, server_url=args.server_url,
-               port=args.port, evidence_root=args.evidence_dir, progress=_progress)
+               port=args.port, evidence_root=args.evidence_dir, progress=_progress, sample=sample,
+               sample_root=args.sample_dir)
 
 
 def cmd_releases(args) -> int:
@@ -157,6 +163,21 @@ def cmd_bench(args) -> int:
     return bench(get_profile(args.profile), progress=_progress)
 
 
+def cmd_programs(args) -> int:
+    """The external programs a bootstrap mode needs; with --missing, just the Debian packages to install."""
+    from verify.config import programs
+    wanted = programs.needed(args.mode)
+    if args.missing:
+        for package in programs.packages(programs.missing(wanted)):
+            print(package)
+        return 0
+    for p in wanted:
+        where = programs.location(p) or "NOT INSTALLED"
+        users = ", ".join(p.jobs) if p.jobs else "the tests"
+        print(f"{p.name:<11} {p.package:<11} {where:<24} {p.purpose}; run by {users}")
+    return 0
+
+
 def cmd_probe(args) -> int:
     from verify.probe.run import probe
     return probe(args.url, api_key_env=args.api_key_env, model=args.model, metrics_url=args.metrics_url,
@@ -181,6 +202,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--server-url", help="use this running server instead of starting one (or set VERIFY_SERVER_URL)")
     s.add_argument("--port", type=int, help="port for the started server (default: a free one)")
     s.add_argument("--evidence-dir", type=Path, help="where records are read and written (default: docs/evidence)")
+    s.add_argument("--sample", action="store_true",
+                   help="also measure the live sample (verify/config/sample.py) again and require its verdicts "
+                        "to agree with the committed records; ends with what rests on committed records")
+    s.add_argument("--sample-dir", type=Path, default=Path("build/sample-evidence"),
+                   help="where the sample's records go (default: build/sample-evidence; never docs/evidence)")
     s.set_defaults(func=cmd_run)
 
     s = sub.add_parser("releases", help="run the oldest and newest release in full, then bisect every difference "
@@ -228,6 +254,13 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="print start-up, first-token and memory figures")
     s.add_argument("--profile", **prof)
     s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("programs", help="the programs that are not Python packages, what needs them, whether "
+                                        "they are installed (standard library only)")
+    s.add_argument("mode", nargs="?", default="test", choices=["install", "site", "test"],
+                   help="the bootstrap mode whose programs to list (default: test, which needs them all)")
+    s.add_argument("--missing", action="store_true", help="print only the Debian packages still to install")
+    s.set_defaults(func=cmd_programs)
 
     s = sub.add_parser("probe", help="run the streaming article's path checks against any OpenAI-compatible endpoint",
                        description="A few small requests (bounded in number, size and time) against URL, the "

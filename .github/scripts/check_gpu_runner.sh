@@ -18,7 +18,7 @@ if command -v python3 >/dev/null; then
 else
   missing+=("python3")
 fi
-for tool in git gh nginx caddy haproxy openssl curl; do
+for tool in git nginx caddy haproxy openssl curl; do
   command -v "$tool" >/dev/null || [ -x "/usr/sbin/$tool" ] || missing+=("$tool")
 done
 if command -v nvidia-smi >/dev/null; then

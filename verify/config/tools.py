@@ -19,6 +19,19 @@ from verify.errors import VerifyError
 # The release each job runs; a new release is a change of the job's inputs (its record goes stale).
 GUIDELLM = ("guidellm", "0.8.1")
 INSTALL_TIMEOUT_S = 1200
+# The jobs that run each tool: `verify run` installs their tools before the first engine starts, so
+# an install is never timed as part of a job.
+USED_BY = {GUIDELLM: ("bench-definitions",)}
+
+
+def prepare_for(job_ids, progress=print) -> float:
+    """Install the tools the jobs run (those not installed yet); returns the seconds it took."""
+    import time
+    t0 = time.monotonic()
+    for tool, jobs in USED_BY.items():
+        if set(jobs) & set(job_ids):
+            bin_dir(tool, progress)
+    return time.monotonic() - t0
 
 
 def bin_dir(tool: tuple[str, str], progress=print) -> Path:

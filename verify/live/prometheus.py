@@ -23,6 +23,7 @@ from typing import Iterator
 
 import httpx
 
+from verify.config import programs
 from verify.errors import VerifyError
 from verify.live import processes
 from verify.paths import ROOT
@@ -35,9 +36,11 @@ START_TIMEOUT_S = 30.0
 
 
 def binary(name: str = "prometheus") -> str:
-    found = shutil.which(name) or (f"/usr/bin/{name}" if Path(f"/usr/bin/{name}").exists() else None)
+    """prometheus or promtool (verify/config/programs.py says where each comes from and which jobs run it)."""
+    found = programs.find(name)
     if not found:
-        raise VerifyError(f"{name} is not installed (Debian package prometheus: apt-get install prometheus)")
+        raise VerifyError(f"{name} is not installed (Debian package {programs.PROGRAMS[name].package}: "
+                          f"apt-get install -y {programs.PROGRAMS[name].package})")
     return found
 
 

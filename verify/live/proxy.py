@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator, NamedTuple
 
+from verify.config import programs
 from verify.live import processes
 from verify.errors import VerifyError
 from verify.paths import SNIPPETS
@@ -31,7 +32,6 @@ from verify.paths import SNIPPETS
 NGINX_DIR = SNIPPETS / "nginx"
 CADDY_DIR = SNIPPETS / "caddy"
 HAPROXY_DIR = SNIPPETS / "haproxy"
-NGINX_ENV = "VERIFY_NGINX"
 
 
 class Setup(NamedTuple):
@@ -143,10 +143,6 @@ class _Launch:
 class _Kind:
     name: str
     snippet_dir: Path
-    env_var: str        # an explicit path to the binary
-    binary: str         # its name on PATH
-    fallback: str       # where Debian installs it, for a PATH without sbin
-    package: str        # the Debian package that provides it
     listen: tuple[str, str]    # (regex, replacement with {port}) for the one listen address
     upstream: tuple[str, str]  # the same for the one upstream address
     shapes: tuple[str, str]    # how both lines look, for the error message
@@ -191,17 +187,17 @@ def _prepare_haproxy(kind: _Kind, binary: str, workdir: Path, site: str, tls: bo
 
 
 KINDS = {
-    "nginx": _Kind("nginx", NGINX_DIR, NGINX_ENV, "nginx", "/usr/sbin/nginx", "nginx",
+    "nginx": _Kind("nginx", NGINX_DIR,
                    (r"listen 127\.0\.0\.1:\d+", "listen 127.0.0.1:{port}"),
                    (r"proxy_pass http://127\.0\.0\.1:\d+", "proxy_pass http://127.0.0.1:{port}"),
                    ("'listen 127.0.0.1:PORT'", "'proxy_pass http://127.0.0.1:PORT'"), _prepare_nginx),
-    "caddy": _Kind("caddy", CADDY_DIR, "VERIFY_CADDY", "caddy", "/usr/bin/caddy", "caddy",
+    "caddy": _Kind("caddy", CADDY_DIR,
                    (r"^(\s*https?)://127\.0\.0\.1:\d+(?=\s*\{)", r"\1://127.0.0.1:{port}"),
                    (r"\breverse_proxy(\s+(?:http://)?)127\.0\.0\.1:\d+\b", r"reverse_proxy\g<1>127.0.0.1:{port}"),
                    ("'http(s)://127.0.0.1:PORT {' site address", "'reverse_proxy 127.0.0.1:PORT'"), _prepare_caddy,
                    # Caddy stops gracefully on SIGTERM, waiting for open streams to end; SIGQUIT quits at once.
                    fast_stop=signal.SIGQUIT),
-    "haproxy": _Kind("haproxy", HAPROXY_DIR, "VERIFY_HAPROXY", "haproxy", "/usr/sbin/haproxy", "haproxy",
+    "haproxy": _Kind("haproxy", HAPROXY_DIR,
                      (r"\bbind 127\.0\.0\.1:\d+", "bind 127.0.0.1:{port}"),
                      (r"^(\s*server\s+\S+\s+)127\.0\.0\.1:\d+\b", r"\g<1>127.0.0.1:{port}"),
                      ("'bind 127.0.0.1:PORT'", "'server NAME 127.0.0.1:PORT'"), _prepare_haproxy),
@@ -221,16 +217,15 @@ def config_path(setup: str) -> Path:
 
 
 def binary_of(kind: str) -> str:
-    k = KINDS[kind]
-    explicit = os.environ.get(k.env_var)
+    """The proxy's binary (verify/config/programs.py says where it comes from and which jobs run it)."""
+    program = programs.PROGRAMS[kind]
+    found = programs.find(kind)
+    if found:
+        return found
+    explicit = os.environ.get(program.env_var or "")
     if explicit:
-        if not (os.path.isfile(explicit) and os.access(explicit, os.X_OK)):
-            raise VerifyError(f"{kind} not found at {explicit} (set by ${k.env_var})")
-        return explicit
-    found = shutil.which(k.binary) or (k.fallback if os.access(k.fallback, os.X_OK) else None)
-    if not found:
-        raise VerifyError(f"{kind} is not installed (on Debian: apt-get install -y {k.package})")
-    return found
+        raise VerifyError(f"{kind} not found at {explicit} (set by ${program.env_var})")
+    raise VerifyError(f"{kind} is not installed (on Debian: apt-get install -y {program.package})")
 
 
 def nginx_binary() -> str:
@@ -292,9 +287,10 @@ http {{
 
 def _self_signed_cert(workdir: Path) -> Path:
     """A throwaway certificate for 127.0.0.1; returns the file clients should trust."""
-    openssl = shutil.which("openssl")
+    openssl = programs.find("openssl")
     if not openssl:
-        raise VerifyError("openssl is not installed; it is needed for the TLS proxy set-up")
+        raise VerifyError("openssl is not installed; it is needed for the TLS proxy set-up "
+                          f"(on Debian: apt-get install -y {programs.PROGRAMS['openssl'].package})")
     subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
                     "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
                     "-keyout", str(workdir / "server.key"), "-out", str(workdir / "server.crt")],

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
 import time
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
 from verify.evidence import provenance, store
-from verify.paths import ROOT
 
 
 def site_root() -> str:
-    """Where claims are linked: mkdocs.yml's site_url when it has one, else paths relative to the site."""
-    found = re.search(r"^site_url:\s*(\S+)", (ROOT / "mkdocs.yml").read_text(), re.M)
-    return found.group(1).rstrip("/") + "/" if found else ""
+    """Where claims are linked: the published address when this build has one, else paths relative to the site."""
+    from verify.config.site import site_url
+    return site_url()
 
 
 def safe_url(url: str) -> str:

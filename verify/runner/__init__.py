@@ -46,13 +46,44 @@ class RunLog:
     # Each job's code and engine hashes, taken when the run started, from the code it runs:
     # a file edited while the run goes on then leaves the record stale, not falsely fresh.
     inputs_at_start: dict[str, dict[str, str]] = field(default_factory=dict)
+    # Jobs measured again only to compare with their committed records (the live sample), and
+    # where their records go instead of the evidence folder.
+    sample: frozenset[str] = frozenset()
+    sample_root: Path | None = None
+    # When each engine was up (healthy to stopped) and when each job ran, on the monotonic clock:
+    # (name, t_up, t_down) and (job id, t0, t1, shared with other jobs at once).
+    engines_up: list[tuple[str, float, float]] = field(default_factory=list)
+    spans: list[tuple[str, float, float, bool]] = field(default_factory=list)
+    # The offline child's engine: seconds up, and seconds its jobs used it (it reports durations only).
+    offline_up_s: float = 0.0
+    # Installing the tools the jobs run (verify/config/tools.py), before the first engine started.
+    installs_s: float = 0.0
+
+    def root_for(self, job_id: str, evidence_root: Path | None) -> Path | None:
+        return self.sample_root if job_id in self.sample else evidence_root
 
     def start(self, name: str, kind: str, seconds: float, clock: str, variant: str | None = None) -> None:
         self.starts.append({"name": name, "kind": kind, "variant": variant, "clock": clock, "seconds": seconds})
 
-    def floor(self) -> float:
-        """Engine starts plus the jobs' own time: what the run cannot do without."""
-        return sum(s["seconds"] for s in self.starts) + sum(sec - inside for _, _, sec, _, inside in self.jobs)
+    def split(self, wall_s: float) -> dict[str, float]:
+        """Where the wall time went: engine starts, jobs that had the engine alone, jobs that shared it
+        (the time any of them ran), engine time with no job running, and the rest (stopping engines,
+        proxies, reading the machine); with the fraction of engine-up time a job was running."""
+        starts = sum(s["seconds"] for s in self.starts)
+        alone = sum(t1 - t0 for _, t0, t1, shared in self.spans if not shared)
+        shared = _union([(t0, t1) for _, t0, t1, together in self.spans if together])
+        up = sum(t1 - t0 for _, t0, t1 in self.engines_up)
+        busy = sum(_union([(max(a, t_up), min(b, t_down)) for _, a, b, _ in self.spans if a < t_down and b > t_up])
+                   for _, t_up, t_down in self.engines_up)
+        offline_busy = sum(sec - inside for _, group, sec, _, inside in self.jobs if group == "offline engine")
+        offline_idle = max(0.0, self.offline_up_s - offline_busy - sum(
+            s["seconds"] for s in self.starts if s["kind"] == "offline"))
+        idle = max(0.0, up - busy) + offline_idle
+        engine_total = up + self.offline_up_s
+        return {"wall": wall_s, "installs": self.installs_s, "engine starts": starts,
+                "jobs alone": alone + offline_busy, "jobs sharing the engine": shared, "engine idle": idle,
+                "other": max(0.0, wall_s - self.installs_s - starts - alone - offline_busy - shared - idle),
+                "engine busy fraction": (busy + offline_busy) / engine_total if engine_total else 0.0}
 
     def summary(self, wall_s: float) -> list[str]:
         lines = [f"\nwall time {wall_s:.1f} s"]
@@ -67,11 +98,27 @@ class RunLog:
             lines += [f"  {claim}: {before} -> {now}" for claim, before, now in self.changes]
         elif replaced:
             lines.append("verdicts changed against the records this run replaced: none")
-        floor = self.floor()
-        if floor:
-            lines.append(f"floor (engine starts + job times) {floor:.1f} s; wall time is {wall_s / floor:.2f}x the floor"
-                         + (" (below 1: jobs ran side by side)" if wall_s < floor else ""))
+        split = self.split(wall_s)
+        lines.append("where the wall time went: " + ", ".join(
+            f"{k} {v:.1f} s" for k, v in split.items() if k not in ("wall", "engine busy fraction")))
+        lines.append(f"an engine was up {_pct(split['engine busy fraction'])} of the time with a job running "
+                     "(the rest: starts finished, nothing in flight)")
         return lines
+
+
+def _union(intervals: list[tuple[float, float]]) -> float:
+    """The length of the union of intervals."""
+    total, end = 0.0, float("-inf")
+    for a, b in sorted(intervals):
+        if b <= end:
+            continue
+        total += b - max(a, end)
+        end = b
+    return total
+
+
+def _pct(fraction: float) -> str:
+    return f"{100 * fraction:.0f} %"
 
 
 class Progress:
@@ -144,20 +191,38 @@ def grouped(jobs: list[Job]) -> dict[str, list[Job]]:
 
 
 def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_url: str | None = None,
-        port: int | None = None, evidence_root: Path | None = None, progress=print) -> int:
+        port: int | None = None, evidence_root: Path | None = None, progress=print, sample: tuple[str, ...] = (),
+        sample_root: Path | None = None) -> int:
+    """Run the stale jobs (all with run_all) and write their records. `sample`: jobs measured again
+    whatever their freshness, into `sample_root`, whose verdicts must agree with the records in
+    `evidence_root` (a timing verdict measured on other hardware is reported, not failed)."""
     jobs = select_jobs(ids, profile)
     todo = jobs if run_all else [j for j in jobs if not is_fresh(j, profile, evidence_root)]
-    if not todo:
+    sampled = [get_job(i) for i in sample if i not in {j.id for j in todo}]
+    if sampled and sample_root is None:
+        raise VerifyError("a live sample needs a folder of its own for its records (sample_root)")
+    if not todo and not sampled:
         progress(f"nothing to run: all {len(jobs)} records for profile {profile.name} are fresh "
                  "(use --all to run them anyway)")
         return 0
+    todo = todo + sampled
+    # Before any engine starts: every program the jobs run is installed, or the run stops now.
+    from verify.config import programs
+    lacking = programs.missing_for([j.id for j in todo])
+    if lacking:
+        raise VerifyError(f"cannot run {len(todo)} job(s): {lacking}")
+    t_run = time.monotonic()
+    from verify.config import tools
+    installs_s = tools.prepare_for([j.id for j in todo], progress)
     groups = grouped(todo)
     phased = [j for j in todo if j.server_phase]
-    progress(f"running {len(todo)} of {len(jobs)} jobs on profile {profile.name}, in {len(groups)} engine start(s): "
+    progress(f"running {len(todo) - len(sampled)} of {len(jobs)} jobs on profile {profile.name}"
+             + (f" and a live sample of {len(sampled)} ({', '.join(j.id for j in sampled)})" if sampled else "")
+             + f", in {len(groups)} engine start(s): "
              + "; ".join(f"{g}: {', '.join(j.id for j in js + (phased if g == DEFAULT_GROUP else []))}"
                          for g, js in groups.items()))
-    t_run = time.monotonic()
-    log = RunLog(inputs_at_start={j.id: input_hashes.static_inputs(j, profile) for j in todo})
+    log = RunLog(inputs_at_start={j.id: input_hashes.static_inputs(j, profile) for j in todo},
+                 sample=frozenset(j.id for j in sampled), sample_root=sample_root, installs_s=installs_s)
     eta = Progress(todo, len(groups), profile, evidence_root, progress)
     # The packages on record are those of the interpreter the engine runs in (a release's own
     # environment on a release profile); an external server's are not ours to read.
@@ -165,16 +230,89 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
     offline_parts: dict[str, dict] = {}  # offline results of jobs whose server phase is still to run
     for group, group_jobs in groups.items():
         if group == "offline engine":
-            _run_offline_group(group_jobs, profile, mfacts, evidence_root, log, progress, eta, offline_parts)
+            t_group = time.monotonic()
+            try:
+                _run_offline_group(group_jobs, profile, mfacts, evidence_root, log, progress, eta, offline_parts)
+            finally:
+                log.offline_up_s += time.monotonic() - t_group
         else:
             phases = [j for j in phased if j.id in offline_parts] if group == DEFAULT_GROUP else []
             _run_server_group(group_jobs, profile, server_url, port, mfacts, evidence_root, log, progress, eta,
                               phases, offline_parts)
     for line in log.summary(time.monotonic() - t_run):
         progress(line)
-    if log.failures:
-        raise VerifyError(f"{len(log.failures)} job(s) failed: " + "; ".join(log.failures))
+    disagreements = _sample_disagreements(sampled, profile, evidence_root, sample_root, log, progress) \
+        if sampled else []
+    if sample:
+        for line in what_rests_on_records(profile, evidence_root, log):
+            progress(line)
+    if log.failures or disagreements:
+        raise VerifyError(f"{len(log.failures)} job(s) failed" + (": " + "; ".join(log.failures) if log.failures else "")
+                          + (f"; the live sample disagrees with the committed records: {'; '.join(disagreements)}"
+                             if disagreements else ""))
     return 0
+
+
+def what_rests_on_records(profile: Profile, evidence_root, log: RunLog) -> list[str]:
+    """How many of the site's claims were measured now on this machine, and how many rest on committed
+    records, with those records' dates and hardware."""
+    from verify.site.hardware import describe
+    written = {job_id for job_id, _, _, outcome, _ in log.jobs if outcome not in ("failed", "not run")}
+    remeasured, sampled = written - log.sample, written & log.sample
+    jobs = select_jobs(None, profile)
+    count = {j.id: len(j.claims) for j in jobs}
+    resting: dict[str, list] = {}
+    for job in jobs:
+        if job.id in remeasured or job.id in sampled:
+            continue
+        record = store.load(job.id, profile.name, evidence_root)
+        if record:
+            hw = describe(record["provenance"].get("hardware", {}))
+            resting.setdefault(hw, []).append((record["provenance"]["date"][:10], count[job.id]))
+    total = sum(count.values())
+    now = sum(count[j] for j in remeasured | sampled)
+    lines = [f"claims on the site ({profile.name}): {total}",
+             f"  measured now on this machine: {now}: {sum(count[j] for j in remeasured)} in {len(remeasured)} "
+             f"job(s) whose inputs changed (their records written to the evidence), "
+             f"{sum(count[j] for j in sampled)} in the {len(sampled)} job(s) of the live sample (compared with "
+             "their committed records)"]
+    rest = sum(n for rows in resting.values() for _, n in rows)
+    lines.append(f"  resting on committed records: {rest}" + ("" if rest else " (none)"))
+    for hw, rows in sorted(resting.items(), key=lambda kv: -sum(n for _, n in kv[1])):
+        dates = sorted(d for d, _ in rows)
+        span = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+        lines.append(f"    {sum(n for _, n in rows)} claim(s) of {len(rows)} job(s), measured {span} on {hw}")
+    return lines
+
+
+def _sample_disagreements(sampled: list[Job], profile: Profile, evidence_root, sample_root, log: RunLog,
+                          progress) -> list[str]:
+    """Each sampled claim whose verdict now differs from its committed record's, unless it is a timing
+    verdict measured on other hardware than that record (reported as a note)."""
+    from verify.site.hardware import same
+    from verify.site.views import timing_claims
+    failed = {f.split(":")[0] for f in log.failures}
+    out, agreeing = [], 0
+    for job in sampled:
+        if job.id in failed:
+            continue
+        committed, now = store.load(job.id, profile.name, evidence_root), store.load(job.id, profile.name, sample_root)
+        if not committed or not now:
+            out.append(f"{job.id}: no committed record to compare with")
+            continue
+        other_hw = not same(now["provenance"].get("hardware", {}), committed["provenance"].get("hardware", {}))
+        for cid, verdict in now["claims"].items():
+            before = committed["claims"].get(cid, {}).get("verdict")
+            if before == verdict["verdict"]:
+                agreeing += 1
+            elif cid in timing_claims(job) and other_hw:
+                progress(f"note: {cid} is a timing claim: {before} in the committed record, {verdict['verdict']} "
+                         "measured now on other hardware")
+            else:
+                out.append(f"{cid}: committed {before}, measured now {verdict['verdict']}")
+    progress(f"live sample: {agreeing} claim(s) of {len(sampled)} job(s) measured now agree with their committed "
+             f"records; {len(out)} disagree (this run's records are in {sample_root})")
+    return out
 
 
 def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfacts, evidence_root, log: RunLog,
@@ -196,6 +334,7 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
         for job in [*jobs, *phases]:
             log.failures.append(f"{job.id}: {e.message}")
         raise
+    t_up = time.monotonic()
     try:
         eta.started_engine()
         if server.start_seconds is not None:
@@ -224,6 +363,7 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
         finally:
             ctx.close()
     finally:
+        log.engines_up.append((f"server variant {variant}", t_up, time.monotonic()))
         cm.__exit__(None, None, None)
 
 
@@ -246,7 +386,7 @@ def _run_side_by_side(jobs: list[Job], profile: Profile, server, sfacts, mfacts,
             _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
                 "server": sfacts, "proxies": dict(ctx.proxies_used),
                 "ran_alongside": {"jobs": [n for n in names if n != job.id], "at_a_time": SIDE_BY_SIDE}},
-                mfacts, evidence_root, log, progress, eta, alive=server.alive)
+                mfacts, evidence_root, log, progress, eta, alive=server.alive, shared=True)
         finally:
             ctx.close()
     with ThreadPoolExecutor(max_workers=SIDE_BY_SIDE, thread_name_prefix="job") as pool:
@@ -333,7 +473,7 @@ def _failed(job: Job, e: Exception, log: RunLog, progress, seconds: float) -> No
 
 def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence_root, log: RunLog, progress,
              eta: Progress | None = None, alive=lambda: True, earlier_seconds: float = 0.0, start_inside: float = 0.0,
-             announce: bool = True) -> None:
+             announce: bool = True, shared: bool = False) -> None:
     """Collect (or take what was collected), decide and write one job's record.
 
     earlier_seconds: time the job already spent elsewhere (an offline part in the child);
@@ -341,10 +481,21 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
     """
     if announce:
         progress(f"[{job.id}] {job.title}")
+    from verify.config import programs
+    evidence_root = log.root_for(job.id, evidence_root)
     t0 = time.monotonic()
     started = utc_now()
+    programs.take_used()
     try:
-        data, opened = collect()
+        try:
+            data, opened = collect()
+        finally:
+            if announce:  # (an offline job was collected in the child: its time is counted from its durations)
+                log.spans.append((job.id, t0, time.monotonic(), shared))
+        undeclared = programs.take_used() - {p.name for p in programs.needed("site", [job.id])}
+        if undeclared:
+            raise VerifyError(f"it ran {', '.join(sorted(undeclared))}, which verify/config/programs.py does not "
+                              "list for this job (add the job to the program's jobs there)")
         failed = failed_captures(data)
         if failed:
             raise VerifyError("a capture failed (" + "; ".join(failed[:3]) + f"); what came back is in "
@@ -364,7 +515,7 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
         log.changes += [(cid, previous["claims"][cid]["verdict"], v["verdict"]) for cid, v in record["claims"].items()
                         if cid in previous.get("claims", {}) and previous["claims"][cid]["verdict"] != v["verdict"]]
     store.save(record, evidence_root)
-    if evidence_root is None:  # the site's own evidence: its generated pages follow the record
+    if evidence_root is None:  # the site's own evidence (not a sample's): its generated pages follow the record
         pages.write_pages(job, record)
     summary = ", ".join(f"{cid.split('.')[-1]}={v['verdict']}" for cid, v in record["claims"].items())
     log.jobs.append((job.id, group_key(job), seconds, summary, start_inside))

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from verify.config.site import mkdocs_config
 from verify.paths import DOCS, ROOT
 from verify.site import agreement
 from verify.site.render import render_page, source_prefix
@@ -36,7 +37,7 @@ def notebook_markdown(path: Path) -> str:
 
 
 def _config(out: Path) -> dict:
-    config = yaml.safe_load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
+    config = mkdocs_config()  # environment variables resolved: Zensical gets the same site_url
     config["docs_dir"] = "docs"
     config["site_dir"] = "site"
     config.pop("hooks", None)

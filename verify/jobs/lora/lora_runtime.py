@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
 from verify.jobs.lora._answers import SNIPPET as ASK
-from verify.measure.request import CLIENT_ERRORS
 
 SNIPPET = "lora/runtime.py"
 COPY = "attn-a-again"
 MISSING = "/nonexistent/adapter"
-# A refusal the server answers with HTTP 500 (the worker's error, passed on): named as expected for
-# that load alone, so its message is read instead of the run calling the capture failed; any other
-# 5xx (a server that is down behind a proxy, say) still fails it.
-REFUSAL_STATUSES = [*CLIENT_ERRORS, 500]
+# A refusal the server answers with HTTP 500 (the worker's error, passed on): expected, beside the
+# client errors, for that load alone, so its message is read instead of the run calling the capture
+# failed; any other 5xx (a server that is down behind a proxy, say) still fails it.
+REFUSAL_5XX = [500]
 
 
 def _redacted(value):
@@ -31,11 +30,13 @@ def _redacted(value):
     return json.loads(json.dumps(value).replace(str(adapters_root()), ADAPTERS_ROOT_PLACEHOLDER))
 
 
-def _recorded(r, sent: dict, expect=CLIENT_ERRORS) -> dict:
-    """One answer of the runtime endpoints (a plain-text 200, or a JSON error) and what was sent."""
+def _recorded(r, sent: dict, expect=None) -> dict:
+    """One answer of the runtime endpoints (a plain-text 200, or a JSON error) and what was sent;
+    `expect`: the statuses that are observations (the client errors unless given)."""
     from verify.measure import capture
-    return capture.answer(r, "request", expect_status=expect, sent=sent, body=capture.body(r),
-                          body_text=r.text[:2000])
+    from verify.measure.request import CLIENT_ERRORS  # imported here: `verify list` runs on the standard library
+    return capture.answer(r, "request", expect_status=CLIENT_ERRORS if expect is None else expect, sent=sent,
+                          body=capture.body(r), body_text=r.text[:2000])
 
 
 def collect(ctx) -> dict:
@@ -43,14 +44,14 @@ def collect(ctx) -> dict:
 
     from verify.live.adapters import prepare_adapters
     from verify.measure import capture
-    from verify.measure.request import send
+    from verify.measure.request import CLIENT_ERRORS, send
     runtime, ask = ctx.snippet(SNIPPET), ctx.snippet(ASK)
     runtime.SERVER = ctx.server.url  # what the snippet reads from $SERVER
     folders = prepare_adapters(("attn-a", "rank-32"), progress=lambda m: None)
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
     prompt = ask.PROMPTS[0]
 
-    def load(name, path, expect=CLIENT_ERRORS):
+    def load(name, path, expect=None):
         return _recorded(runtime.load(name, str(path)), {"lora_name": name, "lora_path": str(path)}, expect)
 
     def unload(name):
@@ -75,7 +76,7 @@ def collect(ctx) -> dict:
     steps["unloaded_answer"] = chat(COPY)
     steps["unload_again"] = unload(COPY)
     steps["load_missing"] = load("missing", MISSING)
-    steps["load_rank_32"] = load("rank-32", folders["rank-32"], expect=REFUSAL_STATUSES)
+    steps["load_rank_32"] = load("rank-32", folders["rank-32"], expect=[*CLIENT_ERRORS, *REFUSAL_5XX])
     steps["models_at_end"] = models()
     return {"steps": _redacted(steps), "copy": COPY, "prompt": prompt}
 

@@ -1,0 +1,134 @@
+"""The README's site command: the live sample it measures on every run, the agreement it requires with
+the committed records, the claims it says rest on records, and where a run's wall time went.
+
+Recorded data here is the committed evidence, captured from a real vLLM server; disagreements are
+made by editing those real records, never by inventing server output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+
+import pytest
+
+from verify import runner
+from verify.config.profiles import DEFAULT_VARIANT, get_profile
+from verify.config.sample import SAMPLE
+from verify.errors import VerifyError
+from verify.evidence import store
+from verify.job import OFFLINE
+from verify.registry import all_jobs
+from verify.site.views import timing_claims
+
+CPU = get_profile("cpu")
+
+
+def test_the_sample_needs_one_server_start_and_the_offline_engine():
+    jobs = [all_jobs()[j] for j in SAMPLE]
+    assert {runner.group_key(j) for j in jobs} == {"offline engine", f"server variant {DEFAULT_VARIANT}"}
+
+
+def test_the_sample_covers_a_stream_a_cancellation_a_proxy_the_kv_cache_and_offline_generation():
+    records = {j: store.load(j, "cpu") for j in SAMPLE}
+    text = {j: json.dumps(r["data"]) for j, r in records.items()}
+    assert any('"capture": "sse"' in t for t in text.values()), "a stream"
+    assert any(r["provenance"].get("proxies") for r in records.values()), "a proxy"
+    assert any("cancel" in j for j in SAMPLE), "a cancellation"
+    assert any(all_jobs()[j].article == "kv_cache" for j in SAMPLE), "the KV cache"
+    assert any(all_jobs()[j].engine == OFFLINE for j in SAMPLE), "offline generation"
+
+
+def _sample_run(tmp_path, monkeypatch, edit=lambda record: None, hardware=None):
+    """verify run --sample where nothing is stale, with the sample's 'measurement' being the committed
+    record (edited by `edit`): what a run that measured exactly that would conclude."""
+    committed, sample_root = tmp_path / "evidence", tmp_path / "sample"
+    for job_id in all_jobs():
+        for profile in ("cpu",):
+            record = store.load(job_id, profile)
+            if record:
+                store.save(record, committed)
+    monkeypatch.setattr(runner, "is_fresh", lambda job, profile, root=None: True)
+
+    def fake_run_one(job, profile, collect, engine_facts, mfacts, evidence_root, log, progress, eta=None, **kw):
+        record = copy.deepcopy(store.load(job.id, "cpu"))
+        edit(record)
+        if hardware:
+            record["provenance"]["hardware"] = hardware
+        store.save(record, log.root_for(job.id, evidence_root))
+        log.jobs.append((job.id, runner.group_key(job), 1.0, "sampled", 0.0))
+
+    @contextlib.contextmanager
+    def no_server(*a, **k):
+        class S:
+            start_seconds, port, url = 1.0, 9, "http://127.0.0.1:9"
+
+            def alive(self):
+                return True
+        yield S()
+    monkeypatch.setattr(runner, "_run_one", fake_run_one)
+    monkeypatch.setattr("verify.live.server.server_for", no_server)
+    monkeypatch.setattr(runner, "server_facts", lambda s: {})
+    monkeypatch.setattr(runner, "_run_offline_group", lambda jobs, profile, mfacts, root, log, progress, eta, parts: [
+        fake_run_one(j, profile, None, None, None, root, log, progress) for j in jobs])
+    monkeypatch.setattr(runner, "machine_facts", lambda python=None: {})
+    printed = []
+    try:
+        return runner.run(None, CPU, evidence_root=committed, progress=printed.append, sample=SAMPLE,
+                          sample_root=sample_root), printed
+    except VerifyError as e:
+        return e, printed
+
+
+def test_a_sample_that_agrees_passes_and_says_what_rests_on_records(tmp_path, monkeypatch):
+    result, printed = _sample_run(tmp_path, monkeypatch)
+    assert result == 0, result
+    text = "\n".join(printed)
+    sampled_claims = sum(len(all_jobs()[j].claims) for j in SAMPLE)
+    total = sum(len(j.claims) for j in all_jobs().values())
+    assert f"claims on the site (cpu): {total}" in text
+    assert f"{sampled_claims} in the {len(SAMPLE)} job(s) of the live sample" in text
+    assert f"resting on committed records: {total - sampled_claims}" in text
+    assert "measured 2026-" in text and " cores" in text  # the records' dates and hardware
+    # The committed evidence was not touched: the sample's records went to their own folder.
+    assert (tmp_path / "sample" / SAMPLE[0] / "cpu.json").is_file()
+
+
+def test_a_sampled_verdict_that_differs_from_its_committed_record_fails_the_run(tmp_path, monkeypatch):
+    def flip(record):
+        if record["job"] == "kv-sizing":
+            record["claims"]["kv-sizing.cpu-block-size"]["verdict"] = "refuted"
+    result, printed = _sample_run(tmp_path, monkeypatch, flip)
+    assert isinstance(result, VerifyError)
+    assert "kv-sizing.cpu-block-size: committed confirmed, measured now refuted" in result.message
+
+
+def test_a_timing_verdict_that_differs_on_other_hardware_is_a_note(tmp_path, monkeypatch):
+    job = next(j for j in SAMPLE if timing_claims(all_jobs()[j]))
+    claim = sorted(timing_claims(all_jobs()[job]))[0]
+
+    def flip(record):
+        if record["job"] == job:
+            record["claims"][claim]["verdict"] = "refuted"
+    other = {"cpu": "Some Other CPU", "cores": 4, "fingerprint": "Some Other CPU / 4 cores / avx2"}
+    result, printed = _sample_run(tmp_path, monkeypatch, flip, hardware=other)
+    assert result == 0
+    assert any(claim in line and "other hardware" in line for line in printed)
+    # The same difference on the committed record's hardware fails.
+    result, _ = _sample_run(tmp_path, monkeypatch, flip)
+    assert isinstance(result, VerifyError) and claim in result.message
+
+
+def test_the_split_of_a_runs_wall_time_adds_up():
+    log = runner.RunLog()
+    log.start("server variant default", "server", 30.0, "launch to healthy")
+    log.engines_up.append(("server variant default", 100.0, 200.0))
+    log.spans += [("a", 100.0, 140.0, False), ("b", 150.0, 160.0, True), ("c", 155.0, 170.0, True)]
+    split = log.split(wall_s=150.0)
+    assert split["jobs alone"] == 40.0 and split["jobs sharing the engine"] == 20.0
+    assert split["engine idle"] == 40.0  # 100 s up, 60 s of it with a job in flight
+    assert split["engine busy fraction"] == pytest.approx(0.6)
+    assert split["other"] == pytest.approx(150.0 - 30.0 - 40.0 - 20.0 - 40.0)
+    lines = "\n".join(log.summary(150.0))
+    assert "engine idle 40.0 s" in lines and "60 %" in lines and "floor" not in lines
