@@ -114,3 +114,19 @@ def test_a_tool_is_installed_before_the_first_engine_starts(monkeypatch, tmp_pat
     assert tools.prepare_for(["kv-sizing"]) >= 0 and calls == []
     tools.prepare_for(["bench-definitions", "kv-sizing"])
     assert calls == [tools.GUIDELLM]
+
+
+def test_a_record_names_each_program_its_job_ran_with_version_and_origin():
+    from verify.evidence.record import Record
+    ran = runner._programs_ran(all_jobs()["other-proxies"])["programs"]
+    assert {"caddy", "haproxy", "openssl"} <= set(ran)
+    for name in ("caddy", "haproxy"):
+        assert ran[name]["installed_by"].startswith(f"Debian package {name} ") and ran[name]["version"]
+    assert runner._programs_ran(all_jobs()["kv-sizing"]) == {}, "a job that runs no program records none"
+    tool = runner._programs_ran(all_jobs()["bench-definitions"])["programs"]["guidellm"]
+    assert tool["installed_by"].startswith("PyPI guidellm==") and not tool["path"].startswith("/")
+    # The claim box's origin line names them.
+    record = store.load("other-proxies", "cpu")
+    record["provenance"]["programs"] = ran
+    line = " · ".join(Record(record, store.record_path("other-proxies", "cpu")).origin_parts())
+    assert f"caddy {ran['caddy']['installed_by'].split()[-1]} (Debian)" in line

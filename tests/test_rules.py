@@ -494,16 +494,18 @@ def test_probe_delivery_takes_the_least_grouped_of_its_streams():
 @pytest.mark.parametrize("job_id, path, link", [
     ("proxy-buffering", "direct", "streaming/#experiment-4"),
     ("proxy-buffering", "nginx-tls", "streaming/#claim-proxy-buffering--nginx-tls"),
-    ("proxy-buffering", "nginx-default", "streaming/#claim-proxy-buffering--nginx-tls"),
+    ("proxy-buffering", "nginx-default", "streaming/#claim-proxy-buffering--nginx-default"),
     ("other-proxies", "caddy-tls", "streaming/#claim-other-proxies--caddy-tls"),
-    ("other-proxies", "caddy-default", "streaming/#claim-other-proxies--caddy-tls"),
+    ("other-proxies", "caddy-default", "streaming/#claim-other-proxies--caddy-default"),
     ("other-proxies", "haproxy-default", "streaming/#experiment-4"),
 ])
 def test_probe_links_the_claim_of_the_proxy_the_headers_name(job_id, path, link):
     """The headers of real recorded streams: nginx's Server header, Caddy's 'Caddy, uvicorn', and
     HAProxy's untouched 'uvicorn' (which names no proxy, so the candidates are linked)."""
     from verify.probe.checks import delivery_check
-    check = delivery_check([store.load(job_id, "cpu")["data"]["captures"][path]])
+    # The listener probed: TLS termination where the set-up has it.
+    url = ("https" if path.endswith("tls") else "http") + "://127.0.0.1:8443/v1"
+    check = delivery_check([store.load(job_id, "cpu")["data"]["captures"][path]], url)
     assert check.claim == link
     assert ("no proxy named itself" in check.measured) == (link == "streaming/#experiment-4")
 

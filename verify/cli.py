@@ -264,8 +264,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("probe", help="run the streaming article's path checks against any OpenAI-compatible endpoint",
                        description="A few small requests (bounded in number, size and time) against URL, the "
-                                   "OpenAI base ending in /v1. Exit status: 0 when every check agrees with the site "
-                                   "or cannot be known, 3 when one differs, 1 on an error.")
+                                   "OpenAI base ending in /v1. Exit status: 0 when every check that ran agrees with "
+                                   "the site, 3 when one differs, 4 when none differs but one could not be told "
+                                   "from what came back, 1 on an error.")
     s.add_argument("url", metavar="URL", help="the endpoint's OpenAI base URL, e.g. https://llm.example/v1")
     s.add_argument("--api-key-env", metavar="NAME", help="environment variable holding the API key (never printed)")
     s.add_argument("--model", help="model name to use (default: the first one /models lists)")

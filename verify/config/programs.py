@@ -37,18 +37,21 @@ class Program:
     tests: bool = False       # the test suite runs it beyond what its jobs do
     fallback: str | None = None  # where Debian puts it when that directory is not on PATH
     env_var: str | None = None   # names another binary to use instead
+    version_args: tuple[str, ...] = ("--version",)  # what makes it print its version
 
 
 PROGRAMS: dict[str, Program] = {p.name: p for p in (
     Program("nginx", "nginx", "the streaming article's proxy in front of the server", _NGINX_JOBS, tests=True,
-            fallback="/usr/sbin/nginx", env_var="VERIFY_NGINX"),
+            fallback="/usr/sbin/nginx", env_var="VERIFY_NGINX",
+            version_args=("-v",)),
     Program("caddy", "caddy", "the second proxy the streaming article compares",
-            ("cancel-caddy-default", "other-proxies"), tests=True, fallback="/usr/bin/caddy", env_var="VERIFY_CADDY"),
+            ("cancel-caddy-default", "other-proxies"), tests=True, fallback="/usr/bin/caddy", env_var="VERIFY_CADDY",
+            version_args=("version",)),
     Program("haproxy", "haproxy", "the third proxy the streaming article compares",
             ("cancel-haproxy-default", "other-proxies"), tests=True, fallback="/usr/sbin/haproxy",
-            env_var="VERIFY_HAPROXY"),
+            env_var="VERIFY_HAPROXY", version_args=("-v",)),
     Program("openssl", "openssl", "a throwaway self-signed certificate for the TLS proxy set-ups", _TLS_JOBS,
-            tests=True),
+            tests=True, version_args=("version",)),
     Program("prometheus", "prometheus", "scrapes the run's server with the metrics article's rules",
             _PROMETHEUS_JOBS, tests=True, fallback="/usr/bin/prometheus"),
     Program("promtool", "prometheus", "checks the metrics article's Prometheus configuration and rules",

@@ -24,6 +24,13 @@ INSTALL_TIMEOUT_S = 1200
 USED_BY = {GUIDELLM: ("bench-definitions",)}
 
 
+def facts_for(job_id: str) -> dict:
+    """The tools a job runs, for its record's provenance: release and how each was installed."""
+    return {name: {"version": release, "path": _shown(ENVS / f"{name}-{release}"),
+                   "installed_by": f"PyPI {name}=={release}, into an environment of its own"}
+            for (name, release), jobs in USED_BY.items() if job_id in jobs}
+
+
 def prepare_for(job_ids, progress=print) -> float:
     """Install the tools the jobs run (those not installed yet); returns the seconds it took."""
     import time

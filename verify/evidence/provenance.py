@@ -148,5 +148,31 @@ def git_commit() -> dict:
     return {"commit": commit, "uncommitted_changes": bool(dirty)}
 
 
+def program_facts(names) -> dict:
+    """Each program a job ran that is not a Python package (verify/config/programs.py): the version it
+    prints, where it was found, and the Debian package (with its version) that installed it, if any."""
+    from verify.config import programs
+    out = {}
+    for name in sorted(names):
+        program = programs.PROGRAMS[name]
+        path = programs.location(program)
+        if not path:
+            continue
+        try:
+            done = subprocess.run([path, *program.version_args], capture_output=True, text=True, timeout=20)
+            printed = next((ln.strip() for ln in (done.stdout + "\n" + done.stderr).splitlines() if ln.strip()), "")
+        except (OSError, subprocess.TimeoutExpired):
+            printed = ""
+        package_version = None
+        if shutil.which("dpkg-query"):
+            done = subprocess.run(["dpkg-query", "-W", "-f=${Version}", program.package], capture_output=True,
+                                  text=True, timeout=20)
+            package_version = done.stdout.strip() if done.returncode == 0 and done.stdout.strip() else None
+        out[name] = {"version": printed[:160], "path": path,
+                     "installed_by": f"Debian package {program.package} {package_version}" if package_version
+                     else "not from a Debian package"}
+    return out
+
+
 def machine_facts(engine_python: str | None = None) -> dict:
     return {"hardware": hardware(), "software": software(engine_python), "git": git_commit()}

@@ -95,10 +95,23 @@ class Record:
         age = ((today or date.today()) - date.fromisoformat(day)).days
         commit = (p["git"].get("commit") or "unknown")[:10]
         dirty = " with uncommitted changes" if p["git"].get("uncommitted_changes") else ""
+        ran = p.get("programs") or {}
+        with_programs = ("with " + ", ".join(f"{name} {_short_origin(facts)}" for name, facts in sorted(ran.items()))
+                         if ran else "")
         return [f"{self.profile} profile", f"vLLM {self.engine_version}", self.runs_on, self.model,
-                p["hardware"].get("cpu") or "", f"{day} ({age} days ago)" if age > 0 else day,
+                p["hardware"].get("cpu") or "", with_programs, f"{day} ({age} days ago)" if age > 0 else day,
                 f"commit {commit}{dirty}"]
 
     def evidence_url(self) -> str:
         """Where the record is published, relative to the site root."""
         return f"evidence/{self.job_id}/{self.profile}.json"
+
+
+def _short_origin(facts: dict) -> str:
+    """A program's origin in a few words: "1.22.1-9+deb12u12 (Debian)", "0.8.1 (PyPI)"."""
+    how = facts.get("installed_by", "")
+    if how.startswith("Debian package "):
+        return how.split()[-1] + " (Debian)"
+    if how.startswith("PyPI "):
+        return facts.get("version", "") + " (PyPI)"
+    return facts.get("version", "")[:40]

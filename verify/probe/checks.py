@@ -2,9 +2,11 @@
 
 The rules are the site's own: delivery in blocks or one at a time uses the
 proxy-buffering job's grouping and thresholds, and the chunk checks read
-streams with the same transcript helpers. A check that cannot be settled from
-outside (cancellation without the engine's metrics) says "unknown"; it never
-guesses.
+streams with the same transcript helpers. A check whose data cannot settle it (a
+stream partly grouped after every repeat, a stream that stayed empty) says
+"unknown", and the probe's exit status says so: unknown is never agreement. A
+check the reader did not ask for (cancellation without the engine's metrics)
+says "not checked".
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from verify.jobs.streaming import chunk_shapes, proxy_buffering
 from verify.jobs.streaming._cancellation import STOP_TOLERANCE_S
 from verify.measure import metrics, transcript
 
-OK, DIFFERS, UNKNOWN = "ok", "differs", "unknown"
+OK, DIFFERS, UNKNOWN, NOT_CHECKED = "ok", "differs", "unknown", "not checked"
 COUNTING_PROMPT = "Count from 1 to 200, separated by spaces."
 SHORT_PROMPT = "Say hi."
 STREAM_TOKENS = 40
@@ -29,8 +31,10 @@ LEAVE_AFTER_S = 1.0
 CANCEL_TOLERANCE_S = STOP_TOLERANCE_S
 # A client that was not scheduled in time also reads events in clumps, for one stream; a
 # buffering proxy groups every stream. So a grouped stream is asked again, up to this many in
-# all, and the verdict comes from the least grouped one.
+# all, and the verdict comes from the least grouped one; a least grouped stream that is still
+# between the site's two thresholds (partly grouped) is asked again up to DELIVERY_TRIES_UNSURE.
 DELIVERY_TRIES = 3
+DELIVERY_TRIES_UNSURE = 6
 
 
 @dataclass
@@ -63,8 +67,9 @@ def _finish(lines) -> tuple[str | None, str | None]:
     return None, None
 
 
-def delivery_check(streams: list[dict]) -> Check:
-    """streams: the counting stream and its repeats; the least grouped one decides."""
+def delivery_check(streams: list[dict], url: str = "") -> Check:
+    """streams: the counting stream and its repeats; the least grouped one decides. url: the endpoint
+    probed (its scheme picks the claim to link)."""
     x = max((proxy_buffering.delivery(s) for s in streams), key=lambda d: d["ratio"])
     tries = f" (least grouped of {len(streams)} streams)" if len(streams) > 1 else ""
     if x["ratio"] >= proxy_buffering.SMOOTH_ABOVE:
@@ -74,7 +79,7 @@ def delivery_check(streams: list[dict]) -> Check:
     else:
         verdict, how = UNKNOWN, "partly grouped"
     first = f"{x['ttft'] * 1000:.0f} ms" if x["ttft"] is not None else "never"
-    seen, claim = proxy_in_front(streams[0].get("headers") or {})
+    seen, claim = proxy_in_front(streams[0].get("headers") or {}, url)
     return Check("delivery", "Do tokens reach the client one at a time?", verdict,
                  f"{how}: {x['events']} events in {x['deliveries']} deliveries; first text after {first}{tries}; "
                  f"{seen}", claim)
@@ -82,20 +87,24 @@ def delivery_check(streams: list[dict]) -> Check:
 
 # Which proxy answered, from the headers a proxy adds (verify.live.proxy.SERVER_HEADERS, as
 # observed): nginx replaces the upstream's Server header with its own, Caddy adds "Server: Caddy"
-# next to the upstream's; HAProxy adds nothing at its defaults. Each
-# with the claim that measured its TLS default, where the article measured that proxy.
-PROXY_CLAIMS = {"nginx": "streaming/#claim-proxy-buffering--nginx-tls",
-                "Caddy": "streaming/#claim-other-proxies--caddy-tls"}
+# next to the upstream's; HAProxy adds nothing at its defaults. Each with the claim that measured
+# its default on the listener probed: TLS termination for an https URL, plain HTTP otherwise.
+PROXY_CLAIMS = {("nginx", "https"): "streaming/#claim-proxy-buffering--nginx-tls",
+                ("nginx", "http"): "streaming/#claim-proxy-buffering--nginx-default",
+                ("Caddy", "https"): "streaming/#claim-other-proxies--caddy-tls",
+                ("Caddy", "http"): "streaming/#claim-other-proxies--caddy-default"}
 CANDIDATES = "streaming/#experiment-4"
 
 
-def proxy_in_front(headers: dict) -> tuple[str, str]:
-    """What the response headers say about a proxy in front of vLLM, and the claim to link."""
+def proxy_in_front(headers: dict, url: str = "") -> tuple[str, str]:
+    """What the response headers say about a proxy in front of vLLM, and the claim to link for the
+    listener probed (the URL's scheme)."""
     server, via = headers.get("server", ""), headers.get("via", "")
+    scheme = "https" if url.startswith("https:") else "http"
     if "caddy" in via.lower() or "caddy" in server.lower():
-        return f"proxy seen: Caddy (Server {server!r})", PROXY_CLAIMS["Caddy"]
+        return f"proxy seen: Caddy (Server {server!r}, {scheme})", PROXY_CLAIMS["Caddy", scheme]
     if "nginx" in server.lower():
-        return f"proxy seen: nginx (Server {server!r})", PROXY_CLAIMS["nginx"]
+        return f"proxy seen: nginx (Server {server!r}, {scheme})", PROXY_CLAIMS["nginx", scheme]
     named = f"Server {server!r}" if server else "no Server header"
     return (f"no proxy named itself ({named}{f', Via {via!r}' if via else ''}); a proxy that adds no header "
             "(HAProxy at its defaults) cannot be told from none: nginx, Caddy and HAProxy are measured in the "
@@ -158,7 +167,7 @@ def cancel_check(endpoint, model: str, metrics_url: str | None) -> tuple[Check, 
     question = "When a client leaves mid-stream, does the engine stop generating?"
     claim = "streaming/#claim-cancel-direct--httpx"
     if not metrics_url:
-        return Check("cancellation", question, UNKNOWN, "not measured: the engine's /metrics is needed "
+        return Check("cancellation", question, NOT_CHECKED, "not asked for: the engine's /metrics is needed "
                      "(--metrics-url)", claim), {}
     base = metrics_url.removesuffix("/metrics")
     before = _read_metrics(base)
@@ -195,6 +204,16 @@ def _read_metrics(base: str) -> dict:
         raise VerifyError(f"cannot read the engine's metrics at {base}/metrics: {type(e).__name__}") from None
 
 
+def _ask_again(streams: int, best_ratio: float) -> bool:
+    """Whether to ask for another counting stream: none yet one at a time, within DELIVERY_TRIES; or
+    the least grouped so far only partly grouped (neither verdict), within DELIVERY_TRIES_UNSURE."""
+    if best_ratio >= proxy_buffering.SMOOTH_ABOVE:
+        return False
+    if best_ratio >= proxy_buffering.BLOCKS_BELOW:
+        return streams < DELIVERY_TRIES_UNSURE
+    return streams < DELIVERY_TRIES
+
+
 def run_checks(endpoint, model: str, metrics_url: str | None, progress=print) -> tuple[list[Check], dict]:
     """Every check, in a fixed, small number of requests; returns the checks and the raw captures."""
     def stream(body: dict) -> dict:
@@ -215,11 +234,10 @@ def run_checks(endpoint, model: str, metrics_url: str | None, progress=print) ->
     progress("probe: a short answer that ends by itself")
     short = stream(_chat(model, SHORT_PROMPT, STOP_TOKENS_LIMIT))
     repeats = []
-    while (len(repeats) + 1 < DELIVERY_TRIES
-           and proxy_buffering.delivery(([counting] + repeats)[-1])["ratio"] < proxy_buffering.SMOOTH_ABOVE):
+    while _ask_again(len(repeats) + 1, max(proxy_buffering.delivery(s)["ratio"] for s in [counting, *repeats])):
         progress("probe: the stream arrived grouped; asking again")
         repeats.append(endpoint.stream(_chat(model, COUNTING_PROMPT, STREAM_TOKENS)))
-    checks = [delivery_check([counting] + repeats), first_chunk_check(counting), usage_check(counting),
+    checks = [delivery_check([counting] + repeats, endpoint.base_url), first_chunk_check(counting), usage_check(counting),
               finish_check(short, "stop", STOP_TOKENS_LIMIT), finish_check(cut, "length", LENGTH_TOKENS),
               done_check([counting, cut, short])]
     progress("probe: a stream abandoned after 1 s" if metrics_url else "probe: cancellation skipped (no --metrics-url)")

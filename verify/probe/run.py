@@ -42,10 +42,30 @@ def probe(url: str, api_key_env: str | None = None, model: str | None = None, me
     if report_path:
         probe_report.write(report_path, record)
         progress(f"probe: report written to {report_path}")
-    differs = [c.id for c in checks if c.verdict == probe_checks.DIFFERS]
-    progress("probe: every check agrees with the site" if not differs else
-             f"probe: {len(differs)} check(s) differ from what the site describes: {', '.join(differs)}")
-    return 3 if differs else 0
+    status, summary = outcome(checks)
+    progress(summary)
+    return status
+
+
+# Exit statuses: every check that ran agrees; one differs; none differs but one could not be told.
+AGREES, DIFFERS_STATUS, UNKNOWN_STATUS = 0, 3, 4
+
+
+def outcome(checks) -> tuple[int, str]:
+    """The exit status and the closing line: an unknown check is never reported as agreement."""
+    differs = [c for c in checks if c.verdict == probe_checks.DIFFERS]
+    unknown = [c for c in checks if c.verdict == probe_checks.UNKNOWN]
+    skipped = [c for c in checks if c.verdict == probe_checks.NOT_CHECKED]
+    told = "; ".join(f"{c.id}: {c.measured}" for c in unknown)
+    if differs:
+        return DIFFERS_STATUS, (f"probe: {len(differs)} check(s) differ from what the site describes: "
+                                f"{', '.join(c.id for c in differs)}"
+                                + (f"; {len(unknown)} could not be told ({told})" if unknown else ""))
+    if unknown:
+        return UNKNOWN_STATUS, (f"probe: nothing differs, but {len(unknown)} check(s) could not be told from what "
+                                f"came back, so this is not agreement: {told}")
+    return AGREES, ("probe: every check that ran agrees with the site"
+                    + (f" (not checked: {', '.join(f'{c.id}, {c.measured}' for c in skipped)})" if skipped else ""))
 
 
 def _server_version(endpoint: Endpoint) -> str | None:

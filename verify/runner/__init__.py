@@ -503,8 +503,8 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
         if not alive():
             raise VerifyError("the server was no longer healthy when the job ended")
         seconds = earlier_seconds + time.monotonic() - t0
-        record = build_record(job, profile, data, opened, engine_facts(), mfacts, started, seconds,
-                              log.inputs_at_start.get(job.id))
+        record = build_record(job, profile, data, opened, {**engine_facts(), **_programs_ran(job)}, mfacts, started,
+                              seconds, log.inputs_at_start.get(job.id))
     except Exception as e:  # noqa: BLE001 - one job's failure must not hide the others
         _failed(job, e, log, progress, earlier_seconds + time.monotonic() - t0)
         if eta:
@@ -520,6 +520,14 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
     summary = ", ".join(f"{cid.split('.')[-1]}={v['verdict']}" for cid, v in record["claims"].items())
     log.jobs.append((job.id, group_key(job), seconds, summary, start_inside))
     progress(f"[{job.id}] done in {seconds:.1f} s: {summary}" + (f"  ({eta.finished(job.id)})" if eta else ""))
+
+
+def _programs_ran(job: Job) -> dict:
+    """The third-party programs and tools the job runs, each with its version and origin (provenance)."""
+    from verify.config import programs, tools
+    from verify.evidence.provenance import program_facts
+    ran = {**program_facts(p.name for p in programs.needed("site", [job.id])), **tools.facts_for(job.id)}
+    return {"programs": ran} if ran else {}
 
 
 def build_record(job: Job, profile: Profile, data: dict, opened: dict[str, str], engine_facts: dict, mfacts: dict,
