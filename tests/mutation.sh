@@ -1,5 +1,5 @@
 #!/bin/sh
-# The mutation score of the verdict rules (README, "Mutation score"). Not part of CI: about half an
+# The mutation score of the verdict rules (CONTRIBUTING.md, "Mutation score"). Not part of CI: about half an
 # hour on 2 cores. mutmut (config: [tool.mutmut] in pyproject.toml) mutates the lines of
 # verify/jobs/ that the rule tests run, and runs those tests against each mutant; the score counts
 # the mutants of rule functions (decide_* and what they call), not of the jobs' titles and texts.

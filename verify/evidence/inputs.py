@@ -13,6 +13,14 @@ A record stores, label by label, the hash of everything that could change its ou
 - the engine: the full server command of the profile's variant, or the offline
   engine's arguments.
 
+Code is hashed by meaning, not bytes (`code_hash`): the syntax tree without docstrings,
+comments, formatting or line numbers, with private names (`_helper`) numbered in order of use and
+import statements reduced to the names they bind. A reformatted file, a renamed helper or an import
+from a module that moved leaves the hash as it was; a changed constant, condition or call changes
+it. Code inputs are compared as a set of hashes, so a file that moved and defines the same thing
+is the same input. Every other file (snippets, configs) is hashed by its bytes: it is shown to
+readers or read by a program as it is.
+
 `changed(record_inputs, job, profile)` names every input whose hash differs now,
 which `verify status`, `verify check`, `verify run` and the site all use.
 """
@@ -34,11 +42,107 @@ MEASURE_PACKAGE = "verify.measure"
 JOBS_PACKAGE = "verify.jobs"
 
 
-def file_hash(path: Path) -> str:
+# Bump when the record format changes in a way that needs fresh records.
+CODE_HASH = "ast-1:"  # the prefix of a code hash: which normalisation made it
+
+
+def is_code(path: Path) -> bool:
+    """Python files of the verify stage: hashed by meaning."""
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
+        rel = path.resolve().relative_to(ROOT).as_posix()
+    except ValueError:
+        return False
+    return rel.startswith("verify/") and rel.endswith(".py")
+
+
+def file_hash(path: Path) -> str:
+    """An input's hash: code by its meaning (`code_hash`), every other file by its bytes."""
+    try:
+        data = path.read_bytes()
     except FileNotFoundError:
         return "missing"
+    if is_code(path):
+        try:
+            return code_hash(data.decode("utf-8"))
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            pass  # not parseable: its bytes are all there is to compare
+    return hashlib.sha256(data).hexdigest()
+
+
+class _Meaning(ast.NodeTransformer):
+    """What a module does, without what does not change it: docstrings, private names' spelling,
+    the paths imports come from."""
+
+    def __init__(self):
+        self.private: dict[str, str] = {}
+
+    def _name(self, name: str | None) -> str | None:
+        if name and name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+            return self.private.setdefault(name, f"_p{len(self.private)}")
+        return name
+
+    def _drop_docstring(self, node):
+        body = getattr(node, "body", None)
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+    def visit_Module(self, node):
+        return self.generic_visit(self._drop_docstring(node))
+
+    def visit_FunctionDef(self, node):
+        node.name = self._name(node.name)
+        return self.generic_visit(self._drop_docstring(node))
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node):
+        node.name = self._name(node.name)
+        return self.generic_visit(self._drop_docstring(node))
+
+    def visit_Name(self, node):
+        node.id = self._name(node.id)
+        return node
+
+    def visit_Attribute(self, node):
+        node.attr = self._name(node.attr)
+        return self.generic_visit(node)
+
+    def visit_arg(self, node):
+        node.arg = self._name(node.arg)
+        node.annotation = None
+        return node
+
+    def visit_keyword(self, node):
+        node.arg = self._name(node.arg)
+        return self.generic_visit(node)
+
+    def visit_Import(self, node):
+        # `import a.b` binds `a`; `import a.b as c` binds `c`: the binding is what the code uses.
+        node.names = [ast.alias(name=self._name(a.asname or a.name.split(".")[0])) for a in node.names]
+        return node
+
+    def visit_ImportFrom(self, node):
+        # Where a name comes from is not this module's meaning: a module the job depends on is an
+        # input of its own (hashed by its content), and one that is not (verify/job.py) may move.
+        node.module, node.level = None, 0
+        node.names = [ast.alias(name=self._name(a.asname or a.name)) for a in node.names]
+        return node
+
+    def visit_AnnAssign(self, node):
+        node.annotation = ast.Constant(value=None)  # annotations say nothing about what runs
+        return self.generic_visit(node)
+
+
+def code_hash(source: str) -> str:
+    """The hash of what Python code does (see the module's docstring)."""
+    tree = _Meaning().visit(ast.parse(source))
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            node.returns = None
+    dumped = ast.dump(tree, annotate_fields=False, include_attributes=False)
+    return CODE_HASH + hashlib.sha256(dumped.encode()).hexdigest()
 
 
 def label_of(path: Path) -> str:
@@ -124,11 +228,26 @@ def static_inputs(job, profile) -> dict[str, str]:
     return out
 
 
+def _same_code(recorded: dict[str, str], now: dict[str, str]) -> bool:
+    """Whether the code the record used is the code now, wherever each file lives: the same set of
+    code hashes (a file that moved and defines the same thing is the same input)."""
+    def code(inputs):
+        return sorted(v for label, v in inputs.items() if label.startswith("verify/") and label.endswith(".py"))
+    return code(recorded) == code(now)
+
+
 def changed(recorded: dict[str, str] | None, job, profile) -> list[str]:
     """Labels of inputs that differ now from when the record was made (new, gone or edited)."""
     if not recorded:
         return ["(the record has no inputs)"]
     now = static_inputs(job, profile)
+    # Code the job declared it loads (a child process's modules) is compared like the rest.
+    declared_code = {label: file_hash(ROOT / label) for label in recorded
+                     if label not in now and label.startswith("verify/") and label.endswith(".py")
+                     and (ROOT / label).is_file()}
+    if _same_code(recorded, {**now, **declared_code}):
+        recorded = {k: v for k, v in recorded.items() if not (k.startswith("verify/") and k.endswith(".py"))}
+        now = {k: v for k, v in now.items() if not (k.startswith("verify/") and k.endswith(".py"))}
     out = []
     for label, value in now.items():
         if recorded.get(label) != value:
