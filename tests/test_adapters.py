@@ -12,7 +12,8 @@ import pytest
 
 from verify.errors import VerifyError
 from verify.live import adapters
-from verify.live.model import MANIFEST, model_dir
+from verify.live.cached_build import MANIFEST
+from verify.live.model import model_dir
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from verify.evidence import store as evidence
 from verify.evidence import inputs as freeze
 from verify.site import html as render
-from verify.site.check import problems
+from verify.verdicts.check import problems
 from verify.paths import DOCS, EVIDENCE
 from verify.config.profiles import PROFILES, get_profile
 from verify.registry import all_claims, all_jobs
@@ -46,7 +46,7 @@ def test_job_ids_name_modules_evidence_and_claims():
 
 
 def test_every_claim_is_stated_on_a_page_and_every_page_claim_exists():
-    from verify.site.directives import page_claims
+    from verify.verdicts.directives import page_claims
     stated = {pc.claim_id for pc in page_claims()}
     assert stated == set(all_claims())
 
@@ -54,7 +54,7 @@ def test_every_claim_is_stated_on_a_page_and_every_page_claim_exists():
 def test_cancellation_claim_is_tied_to_three_pages():
     job = all_jobs()["cancel-direct"]
     assert set(job.pages) == {"streaming.md", "kv-cache.md", "lifecycle.md"}
-    from verify.site.directives import page_claims
+    from verify.verdicts.directives import page_claims
     pages = {pc.page for pc in page_claims() if pc.claim_id == "cancel-direct.httpx"}
     assert pages == {"streaming.md", "kv-cache.md", "lifecycle.md"}
 

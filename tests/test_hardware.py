@@ -13,12 +13,12 @@ import sys
 
 import pytest
 
-from verify.site import hardware
+from verify.verdicts import hardware
 from verify.evidence import store
 from verify.paths import ROOT
 from verify.registry import all_jobs
-from verify.site import views
-from verify.site.agreement import Contradiction, HardwareDifference, claim_state, forget
+from verify.config.timing import timing_claims
+from verify.verdicts.agreement import Contradiction, HardwareDifference, claim_state, forget
 
 OTHER = {"machine": "x86_64", "cores": 4, "cpu": "Intel(R) Xeon(R) Platinum 8370C", "cpu_flags": ["avx", "avx2"],
          "fingerprint": "Intel(R) Xeon(R) Platinum 8370C / 4 cores / avx+avx2"}
@@ -30,8 +30,8 @@ def test_every_timing_claim_a_view_declares_is_a_claim_of_that_job():
     declared = 0
     for job in all_jobs().values():
         own = {c.id for c in job.claims}
-        assert views.timing_claims(job) <= own, job.id
-        declared += len(views.timing_claims(job))
+        assert timing_claims(job) <= own, job.id
+        declared += len(timing_claims(job))
     assert declared >= 70
 
 

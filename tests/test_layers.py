@@ -42,6 +42,10 @@ def copy(tmp_path_factory):
     ("verify/evidence/store.py", "import verify.jobs.kv_cache.kv_timeline", "Evidence reads records"),
     ("verify/measure/sse.py", "from verify.live import processes", "Each layer of verify/"),
     ("verify/config/profiles.py", "import verify.runner", "Each layer of verify/"),
+    # Judging apart from rendering: the runner and the verdicts layer render nothing.
+    ("verify/runner/__init__.py", "from verify.site import html", "Each layer of verify/"),
+    ("verify/verdicts/agreement.py", "from verify.site import views", "Each layer of verify/"),
+    ("verify/jobs/kv_cache/kv_timeline.py", "from verify.verdicts import agreement", "Jobs present nothing"),
 ])
 def test_a_back_import_breaks_a_contract(copy, module, back_import, broken):
     path = copy / module
@@ -54,6 +58,19 @@ def test_a_back_import_breaks_a_contract(copy, module, back_import, broken):
             r.stdout[-2000:]
     finally:
         path.write_text(original)
+
+
+@pytest.mark.parametrize("entry", ["verify.runner", "verify.verdicts.check", "verify.verdicts.status"])
+def test_what_is_loaded_through_importlib_keeps_the_layers_too(entry):
+    """import-linter sees static imports only; the registry loads every job module through importlib.
+    Loaded as the command line loads them, the runner and the verdicts layer bring in no site module."""
+    code = (f"import sys, importlib; importlib.import_module({entry!r}); "
+            "from verify.registry import all_jobs; all_jobs(); "
+            "from verify.verdicts import agreement; agreement.claim_state('kv-sizing.cpu-block-size', 'cpu'); "
+            "print('\\n'.join(m for m in sys.modules if m.startswith('verify.site')))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.strip() == "", f"{entry} loads site modules: {r.stdout.split()}"
 
 
 def _layout_rows() -> list[str]:

@@ -20,7 +20,7 @@ from verify.errors import VerifyError
 from verify.evidence import store
 from verify.job import OFFLINE
 from verify.registry import all_jobs
-from verify.site.views import timing_claims
+from verify.config.timing import timing_claims
 
 CPU = get_profile("cpu")
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib
 import json
 
-from verify.live.model import CONVERSION_VERSION, MANIFEST, cached_model_is_valid
+from verify.live.cached_build import MANIFEST
+from verify.live.model import CONVERSION_VERSION, cached_model_is_valid
 
 
 def _folder(tmp_path, files: dict[str, bytes], source_sha="abc"):

@@ -281,8 +281,9 @@ def test_a_missing_binary_is_a_one_line_error_naming_the_package(kind, monkeypat
         with managed_proxy(f"{kind}-default", 1):
             pass
     monkeypatch.delenv(f"VERIFY_{kind.upper()}")
-    monkeypatch.setitem(KINDS, kind, dataclasses.replace(KINDS[kind], binary=f"no-such-{kind}",
-                                                         fallback=f"/nonexistent/{kind}"))
+    from verify.config import programs
+    monkeypatch.setitem(programs.PROGRAMS, kind, dataclasses.replace(programs.PROGRAMS[kind], name=f"no-such-{kind}",
+                                                                     fallback=f"/nonexistent/{kind}"))
     with pytest.raises(VerifyError, match=rf"{kind} is not installed \(on Debian: apt-get install -y {kind}\)"):
         with managed_proxy(f"{kind}-default", 1):
             pass

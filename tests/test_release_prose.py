@@ -11,8 +11,8 @@ import re
 import pytest
 
 from verify.paths import DOCS
-from verify.site import release_prose
-from verify.site.directives import parse_directives
+from verify.verdicts import release_prose
+from verify.verdicts.directives import parse_directives
 
 
 def _differing() -> list[tuple[str, str, int]]:

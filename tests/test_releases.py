@@ -19,9 +19,9 @@ from verify.cli import main
 from verify.evidence.record import Record
 from verify.config import releases
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES
-from verify.site import agreement
-from verify.site import releases_page as site_releases
-from verify.site.releases_page import ReleaseVerdict, since
+from verify.verdicts import agreement
+from verify.verdicts import releases as site_releases
+from verify.verdicts.releases import ReleaseVerdict, since
 
 
 def _digest(path) -> str | None:
@@ -87,7 +87,7 @@ def test_a_release_that_cannot_serve_fails_naming_it_and_keeps_the_records(envs,
 
 def test_upgrading_a_profile_makes_every_record_of_the_old_release_stale(monkeypatch):
     """Pointing the profile at a new release is the one change; check then names every claim sentence."""
-    from verify.site.check import problems
+    from verify.verdicts.check import problems
     upgraded = replace(PROFILES["cpu"], release="99.0.0")
     monkeypatch.setitem(PROFILES, "cpu", upgraded)
     agreement.forget()
@@ -127,14 +127,14 @@ def test_since_names_the_first_release_from_which_the_newest_verdict_holds():
 
 
 def test_only_decided_ends_that_differ_count_as_a_change():
-    from verify.site.releases_page import ends_differ
+    from verify.verdicts.releases import ends_differ
     assert ends_differ([_rv("0.27.0", "refuted"), _rv("0.32.0", "confirmed")])
     assert not ends_differ([_rv("0.27.0", "confirmed"), _rv("0.29.0", "refuted"), _rv("0.32.0", "confirmed")])
     assert not ends_differ([_rv("0.29.0", "refuted"), _rv("0.32.0", "confirmed")]), "the oldest end has no verdict"
 
 
 def test_the_timeline_says_what_is_measured_and_what_is_inferred():
-    from verify.site.releases_page import timeline
+    from verify.verdicts.releases import timeline
     rows = {r.release: r for r in timeline("reproducibility.seed-among-others")}
     assert rows["0.28.0"].measured and rows["0.28.0"].measured.verdict == "refuted"
     assert rows["0.29.0"].measured and rows["0.29.0"].measured.verdict == "confirmed"

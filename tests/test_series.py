@@ -7,7 +7,7 @@ import re
 import yaml
 
 from tests.conftest import ROOT
-from verify.site.directives import parse_directives
+from verify.verdicts.directives import parse_directives
 
 DOCS = ROOT / "docs"
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from verify.site.releases_page import releases_checked
+from verify.verdicts.releases import releases_checked
 
 from tests.conftest import ROOT
 from verify.registry import all_claims, all_jobs

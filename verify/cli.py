@@ -48,26 +48,29 @@ def cmd_list(args) -> int:
 
 def cmd_run(args) -> int:
     from verify.runner import run
+    from verify.site.pages import write_pages  # pages generated from a record follow it
     sample = ()
     if args.sample:
         from verify.config.sample import SAMPLE
         sample = SAMPLE
     return run(args.ids or None, get_profile(args.profile), run_all=args.all, server_url=args.server_url,
                port=args.port, evidence_root=args.evidence_dir, progress=_progress, sample=sample,
-               sample_root=args.sample_dir)
+               sample_root=args.sample_dir, on_record=write_pages)
 
 
 def cmd_releases(args) -> int:
     from verify.runner import run
     from verify.runner.bisect import bisect
-    targets = bisect(lambda ids, profile, run_all: run(ids, profile, run_all=run_all, progress=_progress),
+    from verify.site.pages import write_pages
+    targets = bisect(lambda ids, profile, run_all: run(ids, profile, run_all=run_all, progress=_progress,
+                                                       on_record=write_pages),
                      say=_progress, remove_environments=args.remove_environments)
     return 1 if any(not t.outcome.startswith("changed in") for t in targets) else 0
 
 
 def cmd_check(args) -> int:
-    from verify.site.agreement import HardwareDifference
-    from verify.site.check import problems, write_job_summary
+    from verify.verdicts.agreement import HardwareDifference
+    from verify.verdicts.check import problems, write_job_summary
     found = problems(get_profile(args.profile), evidence_root=args.evidence_dir)
     hardware = [p for p in found if isinstance(p, HardwareDifference)]
     found = [p for p in found if not isinstance(p, HardwareDifference)]
@@ -84,7 +87,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_status(args) -> int:
-    from verify.site.status import status_rows
+    from verify.verdicts.status import status_rows
     rows = status_rows(args.evidence_dir)
     if args.json:
         print(json.dumps(rows, indent=1))
@@ -107,7 +110,7 @@ def cmd_pages(args) -> int:
 
 def cmd_render(args) -> int:
     from verify.site.render_tree import render_tree
-    from verify.site.agreement import HardwareDifference
+    from verify.verdicts.agreement import HardwareDifference
     pages, found = render_tree(args.out)
     # As in `verify check` and the MkDocs build: a timing verdict on other hardware is reported, not failed.
     for p in (p for p in found if isinstance(p, HardwareDifference)):

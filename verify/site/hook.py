@@ -15,7 +15,7 @@ import logging
 from mkdocs.exceptions import PluginError
 
 from verify.errors import VerifyError
-from verify.site import agreement
+from verify.verdicts import agreement
 from verify.site.render import render_page
 
 log = logging.getLogger("mkdocs.plugins.verify")

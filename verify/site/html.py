@@ -76,9 +76,9 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
     """A claim as the page states it, with the verdict of the page's profile in full and the rest folded.
 
     states: the profiles shown in full (the page's own and other hardware, such as t4);
-    across: where the verdict holds across vLLM releases, in one line (verify/site/releases_page.py);
+    across: where the verdict holds across vLLM releases, in one line (verify/verdicts/releases.py);
     changed_between: the verdict differs between releases, which the line says and links;
-    releases: every release's row (releases_page.timeline), shown when the line is opened.
+    releases: every release's row (releases.timeline), shown when the line is opened.
     """
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
                    f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
@@ -260,7 +260,7 @@ def release_timeline(releases: list[str], claim_rows: list[tuple], figure_rows: 
     """One row per changed claim or exact figure, one column per release: the verdict or value on each
     release measured, with its record; a release not measured says what the bisection infers.
 
-    claim_rows: (claim id, [releases_page.ReleaseRow]); figure_rows: (job id, figure name, [(release,
+    claim_rows: (claim id, [releases.ReleaseRow]); figure_rows: (job id, figure name, [(release,
     value or None, record or None)]).
     """
     if not claim_rows and not figure_rows:

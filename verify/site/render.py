@@ -6,7 +6,7 @@ from committed evidence only (no server, no network). MkDocs calls it from
 its build hook page by page; `verify render` (verify/site/render_tree.py) calls
 it for every page and writes a tree any generator can build, Zensical included,
 which has no plugin API. Which record settles a claim, and whether it agrees
-with the page, is decided in verify/site/agreement.py (the same function
+with the page, is decided in verify/verdicts/agreement.py (the same function
 `verify check` uses); the HTML comes from verify/site/html.py. A claim whose
 evidence is missing, stale or contradicts the page is shown as such and
 reported through `warn`, so a strict build fails until prose or evidence is
@@ -21,8 +21,9 @@ from verify.errors import VerifyError
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES
 from verify.paths import DOCS
 from verify.registry import all_jobs, find_claim
-from verify.site import agreement, charts, html, release_prose, releases_page, views
-from verify.site.directives import page_claims, parse_directives
+from verify.site import charts, html, views
+from verify.verdicts import agreement, release_prose, releases
+from verify.verdicts.directives import page_claims, parse_directives
 
 Warn = Callable[[str], None]
 
@@ -58,17 +59,17 @@ def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str
     job, claim = find_claim(claim_id)
     main = agreement.claim_state(claim_id, DEFAULT_PROFILE)
     # In full: the page's own profile and other hardware; the other releases fold under one line.
-    same_setup = {p.name for p in releases_page.release_profiles()}
+    same_setup = {p.name for p in releases.release_profiles()}
     states = [main] + [agreement.claim_state(claim_id, p) for p in job.profiles
                        if p in PROFILES and p not in same_setup]
     problem = main.problem(expect) if DEFAULT_PROFILE in job.profiles else None
     if problem:
         warn(type(problem)(f"{src}: {problem}"))  # keeps the kind of problem (a Contradiction stays one)
-    across = releases_page.verdicts_across(claim_id)
-    changed = releases_page.ends_differ(across)  # what the releases page lists (and links to)
-    return html.claim_box(claim, expect, main, states, prefix, releases_page.since(across), changed,
+    across = releases.verdicts_across(claim_id)
+    changed = releases.ends_differ(across)  # what the releases page lists (and links to)
+    return html.claim_box(claim, expect, main, states, prefix, releases.since(across), changed,
                           other_hardware=isinstance(problem, agreement.HardwareDifference),
-                          releases=releases_page.timeline(claim_id))
+                          releases=releases.timeline(claim_id))
 
 
 def _main_record(src: str, warn: Warn, job_id: str):
@@ -141,18 +142,18 @@ def _article_counts(src: str, target: str) -> str:
 
 
 def _status_table(prefix: str) -> str:
-    from verify.site.status import status_rows
+    from verify.verdicts.status import status_rows
     rows = status_rows()
     # A column per profile jobs name (the releases between live on the claim boxes and the releases page).
     return html.status_table(rows, [p for p in PROFILES if any(p in r["profiles"] for r in rows)], prefix, _page_link)
 
 
 def _release_changes(src: str, prefix: str, part: str) -> str:
-    profiles = releases_page.release_profiles()
+    profiles = releases.release_profiles()
     if len(profiles) < 2:
         return '\n<p class="verify-none">Only one release is checked.</p>\n'
     older, newer = profiles[0], profiles[-1]
-    verdicts, moved, compared = releases_page.changes(older.name, newer.name)
+    verdicts, moved, compared = releases.changes(older.name, newer.name)
     pages_of: dict = {}
     for pc in page_claims():
         pages_of.setdefault(pc.claim_id, []).append(_page_link(pc.page))
@@ -160,9 +161,9 @@ def _release_changes(src: str, prefix: str, part: str) -> str:
                      html.release_changes(older, newer, verdicts, moved, (compared, len(all_jobs())),
                                           prefix, pages_of)))
     parts["timeline"] = html.release_timeline(
-        releases_page.releases_checked(), [(c.claim_id, releases_page.timeline(c.claim_id)) for c in verdicts],
-        releases_page.figure_timelines(moved), prefix)
-    parts["tolerances"] = html.table(["job", "tolerance", "why", "figures compared"], releases_page.tolerances())
+        releases.releases_checked(), [(c.claim_id, releases.timeline(c.claim_id)) for c in verdicts],
+        releases.figure_timelines(moved), prefix)
+    parts["tolerances"] = html.table(["job", "tolerance", "why", "figures compared"], releases.tolerances())
     if part not in parts:
         raise VerifyError(f"{src}: release_changes part must be one of {', '.join(parts)}, not {part!r}")
     return parts[part]

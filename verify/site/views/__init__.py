@@ -9,7 +9,7 @@ the same path as the job's own module under verify/jobs/. It may define:
     PAGES = {path: render(record) -> text}        pages generated from the default profile's
                                                   record (path relative to docs/)
     TIMING_CLAIMS = (claim id, ...)               the job's claims whose verdict rests on the
-                                                  machine's speed (verify/site/hardware.py)
+                                                  machine's speed (verify/verdicts/hardware.py)
 
 A record is raw (the parsed JSON: "data", "provenance", "profile", ...). Views read
 numbers through the job's own module (its helpers and constants), build HTML with

@@ -33,10 +33,3 @@ def fragment(record):
 
 FRAGMENTS = {"table": fragment}
 CHARTS = {"throughput": figure}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "throughput.rises-with-concurrency",
-    "throughput.cost-falls",
-)

@@ -28,9 +28,3 @@ def fragment(record):
 
 FRAGMENTS = {"table": fragment}
 CHARTS = {"usage": figure}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "kv-timeline.rises-and-returns",
-)

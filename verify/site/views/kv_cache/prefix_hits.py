@@ -27,9 +27,3 @@ def fragment_timed(record):
 
 
 FRAGMENTS = {"table": fragment, "timed": fragment_timed}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "prefix-hits.hit-skips-prefill",
-)

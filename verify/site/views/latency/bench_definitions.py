@@ -101,16 +101,3 @@ def timeline(record) -> charts.Timeline:
 
 FRAGMENTS = {"requests": requests, "definitions": definitions, "goodput": goodput}
 CHARTS = {"timeline": timeline, "side-by-side": side_by_side}
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "bench-definitions.empty-chunk-with-first-token",
-    "bench-definitions.overhead-small",
-    "bench-definitions.harness-ttft-agrees",
-    "bench-definitions.harness-itl-is-tpot",
-    # The tool's stamp against the proxy's for one chunk: a client that stalls moves its own stamp.
-    "bench-definitions.ttft-first-chunk",
-    "bench-definitions.guidellm-ttft",
-    "bench-definitions.guidellm-itl",
-    "bench-definitions.guidellm-tpot",
-)

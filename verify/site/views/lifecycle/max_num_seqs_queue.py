@@ -23,12 +23,3 @@ def fragment_queue(record):
 
 
 FRAGMENTS = {"timings": fragment_table, "queue": fragment_queue}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "max-num-seqs-queue.waiting-count",
-    "max-num-seqs-queue.served-one-after-another",
-    "max-num-seqs-queue.queue-time-histogram",
-    "max-num-seqs-queue.prefill-excludes-queue",
-)

@@ -46,9 +46,3 @@ def timeline(record) -> charts.Timeline:
 
 FRAGMENTS = {"table": fragment_table}
 CHARTS = {"timeline": timeline}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "request-phases.phases-add-up",
-)

@@ -30,4 +30,3 @@ def bars(record) -> charts.Bars:
 
 FRAGMENTS = {"table": fragment_table}
 CHARTS = {"bars": bars}
-TIMING_CLAIMS = ("lora-cost.slower",)

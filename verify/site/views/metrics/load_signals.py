@@ -51,11 +51,3 @@ def steps(record):
 
 FRAGMENTS = {"alerts": alerts, "steps": steps}
 CHARTS = {"signals": figure}
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "load-signals.waiting-past-limit",
-    "load-signals.ttft-moves-with-queue",
-    "load-signals.alert-fires",
-    "load-signals.alert-resolves",
-)

@@ -30,9 +30,3 @@ def buckets(record):
 
 
 FRAGMENTS = {"table": table, "buckets": buckets}
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py): where the first
-# tokens fall against the fixed bucket bounds depends on the machine's speed.
-TIMING_CLAIMS = (
-    "ttft-quantiles.exact",
-)

@@ -25,10 +25,3 @@ def fragment(record):
 
 FRAGMENTS = {"table": fragment}
 CHARTS = {"speedup": figure}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "offline-batching.one-call-faster",
-    "offline-batching.speedup-grows",
-)

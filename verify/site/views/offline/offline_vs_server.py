@@ -27,11 +27,3 @@ def fragment(record) -> str:
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "offline-vs-server.server-caps-running",
-    "offline-vs-server.throughput",
-    "offline-vs-server.starts-sooner",
-)

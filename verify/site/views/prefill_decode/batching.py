@@ -32,10 +32,3 @@ def batching(record) -> charts.XY:
 
 FRAGMENTS = {"table": fragment}
 CHARTS = {"batching": batching}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "batching.throughput-rises",
-    "batching.itl-rises",
-)

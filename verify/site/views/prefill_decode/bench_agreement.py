@@ -14,11 +14,3 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "bench-agreement.ttft-agrees",
-    "bench-agreement.itl-agrees",
-    "bench-agreement.same-seed-is-cached",
-)

@@ -3,9 +3,3 @@
 from verify.site.views.prefill_decode._stall import CHARTS, FRAGMENTS
 
 __all__ = ["CHARTS", "FRAGMENTS"]
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "prefill-stall-chunked.stall-bounded",
-)

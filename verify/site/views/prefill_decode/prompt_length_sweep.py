@@ -30,15 +30,3 @@ def sweep(record) -> charts.XY:
 
 FRAGMENTS = {"table": fragment_table}
 CHARTS = {"sweep": sweep}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "prompt-length-sweep.ttft-grows",
-    "prompt-length-sweep.prefill-grows",
-    "prompt-length-sweep.prefill-linear",
-    "prompt-length-sweep.itl-flat",
-    "prompt-length-sweep.prompt-token-cheaper",
-    "prompt-length-sweep.repeat-served-from-cache",
-    "prompt-length-sweep.itl-matches-server",
-)

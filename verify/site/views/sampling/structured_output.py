@@ -16,9 +16,3 @@ def fragment(record):
 
 
 FRAGMENTS = {"samples": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "structured-output.small-cost",
-)

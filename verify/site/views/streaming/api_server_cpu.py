@@ -22,10 +22,3 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "api-server-cpu.streaming-costs-more",
-    "api-server-cpu.small-beside-engine",
-)

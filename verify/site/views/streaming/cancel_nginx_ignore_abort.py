@@ -19,11 +19,3 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "cancel-nginx-ignore-abort.stream-still-stops",
-    "cancel-nginx-ignore-abort.non-streaming-keeps-running",
-    "cancel-nginx-ignore-abort.non-streaming-default-stops",
-)

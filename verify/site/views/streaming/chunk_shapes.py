@@ -20,10 +20,3 @@ def fragment_table(record):
 
 
 FRAGMENTS = {"table": fragment_table}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "chunk-shapes.one-token-per-chunk",
-    "chunk-shapes.finish-token",
-)

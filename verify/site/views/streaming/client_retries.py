@@ -24,10 +24,3 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "client-retries.sequential-copies",
-    "client-retries.amplification",
-)

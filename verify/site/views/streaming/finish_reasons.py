@@ -18,9 +18,3 @@ def _tail(name, caption):
 FRAGMENTS = {"stop": _tail("stop", "end of a stream the model finished"),
              "length": _tail("length", "end of a stream cut by max_tokens=8"),
              "broken": _tail("broken", f"end of a stream whose proxy stopped {job.CUT_AFTER_S} s in")}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "finish-reasons.broken",
-)

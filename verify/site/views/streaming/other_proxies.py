@@ -11,14 +11,3 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "other-proxies.caddy-default",
-    "other-proxies.caddy-tls",
-    "other-proxies.caddy-streaming",
-    "other-proxies.haproxy-default",
-    "other-proxies.haproxy-tls",
-    "other-proxies.haproxy-streaming",
-)

@@ -33,13 +33,3 @@ def earlier_attempts(d) -> str:
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "proxy-buffering.nginx-default",
-    "proxy-buffering.nginx-tls",
-    "proxy-buffering.server-unaffected",
-    "proxy-buffering.nginx-streaming",
-    "proxy-buffering.nginx-tls-streaming",
-)

@@ -25,11 +25,3 @@ def fragment(record):
 
 
 FRAGMENTS = {"table": fragment}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "proxy-read-timeout.long-stream-completes",
-    "proxy-read-timeout.slow-first-token-cut",
-    "proxy-read-timeout.non-streaming-cut",
-)

@@ -26,10 +26,3 @@ def fragment_spread(record):
 FRAGMENTS = {"chat-transcript": fragment_transcript("chat"),
              "completions-transcript": fragment_transcript("completions"),
              "buffering-table": fragment_spread}
-
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "wire-format.no-n-terminal-burst",
-    "wire-format.no-n-pipe-burst",
-)

@@ -18,9 +18,3 @@ def fragment_table(record):
 
 
 FRAGMENTS = {"table": fragment_table}
-
-# Verdicts a faster or slower machine could flip (verify/site/hardware.py).
-TIMING_CLAIMS = (
-    "grammar-compile.first-request",
-    "grammar-compile.later-schemas",
-)

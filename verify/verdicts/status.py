@@ -6,11 +6,11 @@ from pathlib import Path
 
 from verify.config.profiles import PROFILES
 from verify.registry import all_jobs
-from verify.site import agreement
+from verify.verdicts import agreement
 
 
 def status_rows(evidence_root: Path | None = None) -> list[dict]:
-    from verify.site.directives import page_claims
+    from verify.verdicts.directives import page_claims
     agreement.forget()
     stated_on: dict[str, list[str]] = {}
     expected: dict[str, str] = {}

@@ -47,8 +47,9 @@ class ClaimState:
         if self.record is None:
             return None
         from verify.registry import get_job
-        from verify.site import hardware, views
-        if self.claim_id not in views.timing_claims(get_job(self.job_id)):
+        from verify.config.timing import timing_claims
+        from verify.verdicts import hardware
+        if self.claim_id not in timing_claims(get_job(self.job_id)):
             return None
         return hardware.other_than_committed(self.record.provenance.get("hardware", {}), self.job_id, self.profile)
 
@@ -60,7 +61,7 @@ class ClaimState:
             return (f"claim {self.claim_id!r}: the {self.profile} evidence of job {self.job_id} is stale; changed: "
                     f"{', '.join(self.changed)} (run: verify run {self.job_id})")
         if expect is not None and self.verdict != expect and self.other_hardware:
-            from verify.site.hardware import describe
+            from verify.verdicts.hardware import describe
             return HardwareDifference(
                 f"claim {self.claim_id!r} is a timing claim: the page says {expect}, the {self.profile} evidence "
                 f"measured on {describe(self.record.provenance.get('hardware', {}))} says {self.verdict}; the "

@@ -1,7 +1,7 @@
 """Whether a record was measured on the machine its page was checked against.
 
-A timing claim (one whose verdict rests on how fast the machine is; each job's views module
-lists its own in TIMING_CLAIMS) can flip on a CPU with fewer cores or without AVX-512 although
+A timing claim (one whose verdict rests on how fast the machine is; verify/config/timing.py lists
+them) can flip on a CPU with fewer cores or without AVX-512 although
 no sentence is wrong. The page was checked against the committed record (the one at git HEAD);
 when a record now read came from other hardware than that one and decides a timing claim
 otherwise, `verify check` and the build report a hardware difference instead of failing. Every

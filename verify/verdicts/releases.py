@@ -28,7 +28,7 @@ from verify.job import INCONCLUSIVE
 from verify.evidence.record import Record
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES, Profile
 from verify.registry import all_jobs
-from verify.site import agreement, hardware
+from verify.verdicts import agreement, hardware
 
 
 def release_profiles(profile: str = DEFAULT_PROFILE) -> list[Profile]:

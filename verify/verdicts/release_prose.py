@@ -3,7 +3,7 @@ introduced by a paragraph that says which release it holds for.
 
 A page describes one release (the `cpu` profile's), but a reader on another release reads the
 same sentences. Where a claim's verdict differs across the releases checked
-(verify/site/releases_page.py), the prose paragraph it stands under (the nearest block before its
+(verify/verdicts/releases.py), the prose paragraph it stands under (the nearest block before its
 directive that is not itself a directive) must name the release from which the page's verdict
 holds, as measured: "from vLLM 0.29.0 on" for a claim confirmed since 0.29.0. When a bisection
 moves that release, the sentence is out of date and the check says so. `verify check` and the
@@ -17,8 +17,9 @@ from pathlib import Path
 
 from verify.paths import DOCS
 from verify.registry import find_claim
-from verify.site import hardware, releases_page, views
-from verify.site.directives import parse_directives
+from verify.config.timing import timing_claims
+from verify.verdicts import hardware, releases
+from verify.verdicts.directives import parse_directives
 
 # A release as pages write it: 0.29.0, or "vLLM 0.29" (a bare 0.29 is any decimal, like "0.5 s").
 VERSION = re.compile(r"\bvLLM\s+\d+\.\d+(?:\.\d+)?\b|(?<![\w.])\d+\.\d+\.\d+(?![\w.]*\d)")
@@ -65,10 +66,10 @@ def lead_paragraph(markdown: str, start: int) -> str:
 def release_dependent(claim_id: str) -> tuple[str, str] | None:
     """When the claim's verdict differs between releases: the one line across them, and the first
     release measured from which the newest verdict holds. Else None."""
-    across = releases_page.verdicts_across(claim_id)
+    across = releases.verdicts_across(claim_id)
     if len({r.verdict for r in across}) < 2:
         return None
-    if claim_id in views.timing_claims(find_claim(claim_id)[0]):
+    if claim_id in timing_claims(find_claim(claim_id)[0]):
         # A timing verdict that differs between records made on different hardware says nothing of the release.
         machines = [r.record.provenance.get("hardware", {}) for r in across]
         if not all(hardware.same(machines[0], m) for m in machines[1:]):
@@ -76,7 +77,7 @@ def release_dependent(claim_id: str) -> tuple[str, str] | None:
     first = len(across) - 1
     while first > 0 and across[first - 1].verdict == across[-1].verdict:
         first -= 1
-    return releases_page.since(across), across[first].release
+    return releases.since(across), across[first].release
 
 
 def problem(markdown: str, start: int, claim_id: str) -> str | None:

@@ -5,7 +5,7 @@ Fails, naming the page, line and claim, when a claim's record is missing, stale
 verdict than the page asserts. Also fails when a job's claim appears on none of
 the pages the job lists, so a claim cannot silently drop out of the prose, and when a claim
 whose verdict differs between vLLM releases stands under a paragraph that names no release
-(verify/site/release_prose.py).
+(verify/verdicts/release_prose.py).
 A timing claim decided otherwise on other hardware than its committed record's is
 returned as a HardwareDifference, which the command reports without failing.
 """
@@ -19,8 +19,8 @@ from verify.job import VERDICTS
 from verify.config.profiles import Profile, runs_on
 from verify.paths import DOCS
 from verify.registry import all_claims, all_jobs
-from verify.site import agreement, release_prose
-from verify.site.directives import page_claims
+from verify.verdicts import agreement, release_prose
+from verify.verdicts.directives import page_claims
 
 
 def problems(profile: Profile, docs: Path = DOCS, evidence_root: Path | None = None) -> list[str]:
