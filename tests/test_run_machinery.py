@@ -402,3 +402,23 @@ def test_an_attempt_repeated_because_it_showed_nothing_does_not_fail_the_job():
     trial["events"] = 0  # and the attempt that decides, empty, fails the job whatever came before
     empty["not_live"] = "x"
     assert any("trials.openai:" in f or "trials.openai " in f for f in failed_captures(data))
+
+
+def test_a_job_that_needs_a_fresh_server_runs_first_on_the_default_start(tmp_path, monkeypatch):
+    """No start of its own: the default start serves it before any other job sends a request, the
+    jobs that share the server side by side included."""
+    order = []
+
+    def noting(name):
+        def collect(ctx):
+            order.append(name)
+            return _one_capture(ctx)
+        return collect
+    jobs = [_fake_job("a-shared", noting("a-shared")), _fake_job("b-shared", noting("b-shared")),
+            _fake_job("c-default", noting("c-default")), _fake_job("d-fresh", noting("d-fresh"), "fresh")]
+    for job in jobs[:2]:
+        object.__setattr__(job, "shares_server", True)
+    starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs)
+    assert starts == ["default"] and order[0] == "d-fresh"
+    record = store.load("d-fresh", "cpu", tmp_path)
+    assert record["provenance"]["engine"]["variant"] == "fresh"  # its hashed input stays its own

@@ -59,6 +59,9 @@ class Variant:
     # Environment variables the server process gets beside the profile's (a feature switched on
     # by the environment only); they are part of the variant's hashed description.
     env: tuple[tuple[str, str], ...] = ()
+    # The profile's own flags: served by the default start, before any other job of the run sends a
+    # request to it (a start of its own would cost an engine start and show nothing more).
+    before_any_request: bool = False
 
     def apply(self, flags: list[str]) -> list[str]:
         out = list(flags)
@@ -95,8 +98,9 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
             add=("--enable-auto-tool-choice", "--tool-call-parser", "pythonic"), combinable=True),
     Variant("compact-json", "constrained JSON with no whitespace between its tokens (a server-wide option)",
             add=("--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}')),
-    # The profile's own flags, started apart: a job on it sees the server's first request of each kind.
-    Variant("fresh", "a server that has served no request yet"),
+    # The profile's own flags; its jobs run first on the default start, so they see the server's
+    # first request of each kind.
+    Variant("fresh", "a server that has served no request yet", before_any_request=True),
     # Adapters built by verify/live/adapters.py. One adapter in a batch and two kept in memory,
     # so three adapters at once must queue and be swapped; runtime loading switched on.
     Variant("lora", "three LoRA adapters served by name; at most one in a batch, two in memory; "

@@ -180,14 +180,19 @@ def grouped(jobs: list[Job]) -> dict[str, list[Job]]:
     """
     groups: dict[str, list[Job]] = {}
     order = sorted(jobs, key=lambda j: (j.engine != OFFLINE, j.variant == DEFAULT_VARIANT, j.variant))
+    # Jobs that need a server that has served nothing yet run first on the default start.
+    first = [j for j in order if j.engine != OFFLINE and get_variant(j.variant).before_any_request]
+    order = [j for j in order if j not in first]
     # Combinable variants (verify/config/profiles.py) are served by one start with all their flags.
     combinable = sorted({j.variant for j in order if j.engine != OFFLINE and get_variant(j.variant).combinable})
     shared = f"server variant {combined_variant(combinable)}" if combinable else None
     for job in order:
         key = shared if job.engine != OFFLINE and job.variant in combinable else group_key(job)
         groups.setdefault(key, []).append(job)
-    if any(j.server_phase for j in jobs) and DEFAULT_GROUP not in groups:
+    if (first or any(j.server_phase for j in jobs)) and DEFAULT_GROUP not in groups:
         groups[DEFAULT_GROUP] = []
+    if first:  # the default start comes last, as always; these jobs are its first
+        groups[DEFAULT_GROUP] = first + groups.pop(DEFAULT_GROUP)
     return groups
 
 
@@ -322,8 +327,16 @@ def _sample_disagreements(sampled: list[Job], profile: Profile, evidence_root, s
 def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfacts, evidence_root, log: RunLog,
                       progress, eta: Progress, phases: list[Job] = (), offline_parts: dict | None = None) -> None:
     from verify.live.server import SERVER_URL_ENV, server_for
-    variant = combined_variant([j.variant for j in jobs]) if jobs else DEFAULT_VARIANT
+    started_as = [j.variant for j in jobs if not get_variant(j.variant).before_any_request]
+    variant = combined_variant(started_as) if started_as else DEFAULT_VARIANT
     external = server_url or os.environ.get(SERVER_URL_ENV)
+    unfresh = [j for j in jobs if get_variant(j.variant).before_any_request]
+    if external and unfresh:  # a server someone else started may have served anything already
+        for job in unfresh:
+            log.failures.append(f"{job.id}: needs a server that has served no request, which a server given by "
+                                "URL cannot promise")
+            log.jobs.append((job.id, group_key(job), 0.0, "not run", 0.0))
+        jobs = [j for j in jobs if j not in unfresh]
     if external and variant != DEFAULT_VARIANT:
         for job in jobs:
             log.failures.append(f"{job.id}: needs server variant {variant}, which a server given by URL cannot provide")
@@ -345,6 +358,19 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
             log.start(f"server variant {variant}", "server", server.start_seconds, "launch to healthy /health",
                       variant)
         sfacts = server_facts(server)
+        # Jobs that need a server that has served nothing yet go first, before any other job.
+        first = [j for j in jobs if get_variant(j.variant).before_any_request]
+        if first:
+            ctx = RunContext(server=server, progress=progress)
+            try:
+                for job in first:
+                    ctx.for_next_job()
+                    _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
+                        "server": sfacts, "proxies": dict(ctx.proxies_used)}, mfacts, evidence_root, log, progress,
+                        eta, alive=server.alive)
+            finally:
+                ctx.close()
+            jobs = [j for j in jobs if j not in first]
         alongside = [j for j in jobs if j.shares_server]
         if len(alongside) > 1:
             _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta)
