@@ -1,7 +1,8 @@
 """Each way the OpenAI-compatible server accepts to constrain an answer: does every sample fit?
 
 The page's snippet asks each way SAMPLES times at temperature 1.0, where an unconstrained small
-model wanders most; the same prompts without the constraint are the control. One more request
+model wanders most; the same prompts without the constraint are the control. The requests go out
+CONCURRENCY at a time: no claim here judges timing. One more request
 asks for the JSON schema with too few tokens, to see what a cut constrained answer looks like.
 """
 
@@ -20,6 +21,9 @@ CONTROL_SAMPLES = 2
 MAX_TOKENS = 120
 # Too few tokens for the person schema's smallest answer ({"name": "..", "age": ..}).
 CUT_MAX_TOKENS = 6
+# No claim of this job judges timing: its requests go out this many at a time and the engine
+# batches them (one at a time, they took most of the job's time).
+CONCURRENCY = 8
 
 
 def _constraint(fields: dict) -> dict:
@@ -28,6 +32,8 @@ def _constraint(fields: dict) -> dict:
 
 
 def collect(ctx) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+
     from openai import OpenAI
 
     from verify.errors import VerifyError
@@ -36,20 +42,29 @@ def collect(ctx) -> dict:
     if snippet.SUM != SUM_GRAMMAR:
         raise VerifyError("the snippet's grammar changed: update SUM_GRAMMAR and SUM_AS_REGEX in _validate.py")
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
-    ways, plain = {}, {}
-    for way, (prompt, fields) in snippet.WAYS.items():
-        answers = [dict(zip(("text", "finish_reason"), snippet.ask(client, way, max_tokens=MAX_TOKENS)))
-                   for _ in range(SAMPLES)]
-        ways[way] = capture.results("answers", [a for a in answers if a["text"]], samples=answers,
-                                    constraint=_constraint(fields))
-        free = []
-        for _ in range(CONTROL_SAMPLES):
-            r = client.chat.completions.create(model="chat", messages=[{"role": "user", "content": prompt}],
-                                               max_tokens=MAX_TOKENS, temperature=1.0)
-            free.append({"text": r.choices[0].message.content, "finish_reason": r.choices[0].finish_reason})
-        plain[way] = capture.results("answers", [a for a in free if a["text"]], samples=free)
+
+    def constrained(way):
+        return dict(zip(("text", "finish_reason"), snippet.ask(client, way, max_tokens=MAX_TOKENS)))
+
+    def unconstrained(prompt):
+        r = client.chat.completions.create(model="chat", messages=[{"role": "user", "content": prompt}],
+                                           max_tokens=MAX_TOKENS, temperature=1.0)
+        return {"text": r.choices[0].message.content, "finish_reason": r.choices[0].finish_reason}
+
     way = "response_format json_schema"
-    text, finish = snippet.ask(client, way, temperature=0, max_tokens=CUT_MAX_TOKENS)
+    with ThreadPoolExecutor(CONCURRENCY) as pool:
+        asked = {w: [pool.submit(constrained, w) for _ in range(SAMPLES)] for w in snippet.WAYS}
+        control = {w: [pool.submit(unconstrained, prompt) for _ in range(CONTROL_SAMPLES)]
+                   for w, (prompt, _) in snippet.WAYS.items()}
+        cut_asked = pool.submit(snippet.ask, client, way, temperature=0, max_tokens=CUT_MAX_TOKENS)
+    ways, plain = {}, {}
+    for w, (_, fields) in snippet.WAYS.items():
+        answers = [f.result() for f in asked[w]]
+        ways[w] = capture.results("answers", [a for a in answers if a["text"]], samples=answers,
+                                  constraint=_constraint(fields))
+        free = [f.result() for f in control[w]]
+        plain[w] = capture.results("answers", [a for a in free if a["text"]], samples=free)
+    text, finish = cut_asked.result()
     cut = capture.results("answers", [text] if text else [], samples=[{"text": text, "finish_reason": finish}],
                           constraint=_constraint(snippet.WAYS[way][1]), max_tokens=CUT_MAX_TOKENS)
     return {"ways": ways, "unconstrained": plain, "cut": cut}
