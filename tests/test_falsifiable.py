@@ -253,6 +253,11 @@ def haproxy_streaming_holds_blocks(d: dict) -> None:
     _holds_events_in_blocks("haproxy-streaming", d)
 
 
+def haproxy_no_delay_holds_blocks(d: dict) -> None:
+    """other-proxies.haproxy-no-delay: HAProxy with only http-no-delay still holds the stream back in blocks of ten lines."""
+    _holds_events_in_blocks("haproxy-no-delay", d)
+
+
 def haproxy_default_relays_each_event(d: dict) -> None:
     """other-proxies.haproxy-default: HAProxy at its defaults passes each event on as it comes: its lines
     arrive when the direct path's did."""
@@ -441,6 +446,42 @@ def tool_counts_any_objective(d: dict) -> None:
     d["bench"]["result"]["request_goodput"] = some / d["bench"]["result"]["duration"]
 
 
+def tool_stops_at_the_text_chunk(d: dict) -> None:
+    """bench-definitions.ttft-first-chunk: a tool that stops its TTFT at the first chunk with text, on a server
+    that sends the empty role chunk a token step ahead of the first token's: each TTFT is the text chunk's
+    arrival at the proxy plus the hop the record shows (the tool's TTFT after the role chunk)."""
+    from verify.jobs.latency import bench_definitions as job
+    r = d["bench"]["result"]
+    for i in job._ok(d):
+        s = d["streams"][i]
+        events = [(x, c) for x, c in _sse_json_lines(s) if c.get("choices")]
+        role, first_text = events[0][0], next(x for x, c in events if c["choices"][0].get("delta", {}).get("content"))
+        second = next(x for x, c in events if x["t"] > first_text["t"])
+        hop = r["ttfts"][i] - role["t"]
+        role["t"] = first_text["t"] - (second["t"] - first_text["t"])
+        r["ttfts"][i] = first_text["t"] + hop
+
+
+def guidellm_stops_at_the_empty_chunk(d: dict) -> None:
+    """bench-definitions.guidellm-ttft: a GuideLLM whose TTFT ends at the first chunk it reads, the empty one:
+    each request's TTFT is its own first iteration's time after its start."""
+    for r in d["guidellm"]["result"]["requests"]:
+        t = r["timings"]
+        r["time_to_first_token_ms"] = (t["first_request_iteration"] - t["request_start"]) * 1000
+
+
+def waiting_label_names_the_queue(d: dict) -> None:
+    """lora-metric.waiting-named: in every scrape that caught requests waiting, the newest series' waiting
+    label names adapters that are not running, as many as the queue gauge counts."""
+    from verify.jobs.lora.lora_metric import ADAPTERS
+    for scrape in d["during"]:
+        if (scrape.get("waiting") or 0) > 0 and scrape["samples"]:
+            newest = max(scrape["samples"], key=lambda x: x["value"])
+            running = [n for n in newest["labels"].get("running_lora_adapters", "").split(",") if n]
+            others = [a for a in ADAPTERS if a not in running]
+            newest["labels"]["waiting_lora_adapters"] = ",".join(others[:int(scrape["waiting"])])
+
+
 def unconstrained_answers_fit(d: dict) -> None:
     """constraint-kinds.unconstrained-misses: the prompt alone does the work: each unconstrained answer is
     what the constrained one of the same way was."""
@@ -485,6 +526,9 @@ def second_slot_keeps_base_apart(d: dict) -> None:
 
 
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "bench-definitions.ttft-first-chunk": tool_stops_at_the_text_chunk,
+    "bench-definitions.guidellm-ttft": guidellm_stops_at_the_empty_chunk,
+    "lora-metric.waiting-named": waiting_label_names_the_queue,
     "lora-max-loras.base-changed": second_slot_keeps_base_apart,
     "lora-runtime.rank-client-error": rank_refused_as_client_error,
     "lora-served.distinct": two_adapters_answer_alike,
@@ -523,6 +567,7 @@ HAND_FLIPS: dict[str, Callable[[dict], None]] = {
     "other-proxies.caddy-tls": caddy_tls_holds_blocks,
     "other-proxies.caddy-streaming": caddy_streaming_holds_blocks,
     "other-proxies.haproxy-default": haproxy_default_relays_each_event,
+    "other-proxies.haproxy-no-delay": haproxy_no_delay_holds_blocks,
     "other-proxies.haproxy-tls": haproxy_tls_holds_blocks,
     "other-proxies.haproxy-streaming": haproxy_streaming_holds_blocks,
     "proxy-read-timeout.slow-first-token-cut": proxy_waits_for_slow_first_token,

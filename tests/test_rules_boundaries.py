@@ -616,3 +616,429 @@ def test_a_single_generated_token_is_enough_to_see_the_request_running(job_id, p
     v = _verdict(job_id, "abort-counted", data)
     assert v["verdict"] == "refuted"
     assert "request_success_total unchanged under every finished_reason" in v["because"]
+
+
+# --- audit fixes: each rule decides what its sentence says, and is inconclusive without its condition ----
+
+def _json_lines(stream: dict) -> list[tuple[dict, dict]]:
+    """A recorded stream's JSON events, each with the line (and its arrival time) it came in."""
+    return [(x, json.loads(x["line"][6:])) for x in stream["lines"] if x["line"].startswith("data: {")]
+
+
+def _rewrite(line: dict, chunk: dict) -> None:
+    line["line"] = _compact(chunk)
+
+
+BENCH = "bench-definitions"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_usage_is_one_fewer_than_the_chunks_with_choices_and_the_extra_one_is_the_role_chunk(profile):
+    data = _record(BENCH, profile)
+    v = _verdict(BENCH, "server-usage-counts", data)
+    assert v["verdict"] == "confirmed" and "32/32/33 role" in v["because"]
+    # A server whose usage counts the role chunk as a token too: usage equals the chunks with choices.
+    counted = _record(BENCH, profile)
+    for s in counted["streams"]:
+        for line, chunk in _json_lines(s):
+            if chunk.get("usage"):
+                chunk["usage"]["completion_tokens"] += 1
+                _rewrite(line, chunk)
+    counted["bench"]["result"]["output_lens"] = [n + 1 for n in counted["bench"]["result"]["output_lens"]]
+    assert _verdict(BENCH, "server-usage-counts", counted)["verdict"] == "refuted"
+    # A first chunk that brings text is no token-less role chunk, though the counts still add up.
+    texted = _record(BENCH, profile)
+    line, chunk = next((x, c) for x, c in _json_lines(texted["streams"][0]) if c.get("choices"))
+    chunk["choices"][0]["delta"]["content"] = "Hi"
+    _rewrite(line, chunk)
+    assert _verdict(BENCH, "server-usage-counts", texted)["verdict"] == "refuted"
+    # No successful request: nothing to count.
+    failed = _record(BENCH, profile)
+    failed["bench"]["result"]["errors"] = ["timeout"] * len(failed["bench"]["result"]["errors"])
+    assert _verdict(BENCH, "server-usage-counts", failed)["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_goodput_decides_every_objective_only_in_a_run_where_no_request_met_both(profile):
+    from verify.jobs.latency import bench_definitions as job
+    data = _record(BENCH, profile)
+    assert job._goodput_counts(data)[0] == 0
+    assert _verdict(BENCH, "goodput-every-objective", data)["verdict"] == "confirmed"
+    # A tool that counts requests meeting any objective prints more than 0: refuted.
+    any_one = _record(BENCH, profile)
+    _, some, _ = job._goodput_counts(any_one)
+    any_one["bench"]["result"]["request_goodput"] = some / any_one["bench"]["result"]["duration"]
+    assert _verdict(BENCH, "goodput-every-objective", any_one)["verdict"] == "refuted"
+    # Objectives some requests meet both of: the printed figure then rides on its divisor too, which this
+    # claim does not settle.
+    met = _record(BENCH, profile)
+    r = met["bench"]["result"]
+    tpots = sorted((r["latencies"][i] - r["ttfts"][i]) / (r["output_lens"][i] - 1) for i in job._ok(met))
+    met["slo_ms"]["tpot"] = tpots[len(tpots) // 2] * 1000
+    every, some, _ = job._goodput_counts(met)
+    assert 0 < every < some
+    v = _verdict(BENCH, "goodput-every-objective", met)
+    assert v["verdict"] == "inconclusive" and "a request met every objective" in v["because"]
+
+
+def _ttft_edit(profile: str, edit) -> dict:
+    """The record with edit(ttfts, i, role_at_proxy, text_at_proxy) applied to each successful request."""
+    from verify.jobs.latency import bench_definitions as job
+    data = _record(BENCH, profile)
+    for i, (_, first, text) in zip(job._ok(data), job._ttft_rows(data)):
+        edit(data["bench"]["result"]["ttfts"], i, first, text)
+    return data
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_ttft_over_before_the_text_chunk_reached_the_proxy_shows_the_first_chunk_ends_it(profile):
+    from verify.jobs.latency import bench_definitions as job
+    v = _verdict(BENCH, "ttft-first-chunk", _record(BENCH, profile))
+    assert v["verdict"] == "confirmed"
+    # The tool's TTFT at the very moment the text chunk reached the proxy: the ordering tells nothing then,
+    # unless that chunk came more than a hop after the first; with the record's gaps (under 1.4 ms) the
+    # rule cannot tell, and says so, where the old 11 ms tolerance confirmed.
+    at_text = _ttft_edit(profile, lambda ttfts, i, first, text: ttfts.__setitem__(i, text))
+    rows = job._ttft_rows(at_text)
+    assert sum(t - f > job.HOP_S for _, f, t in rows) <= len(rows) / 2
+    assert _verdict(BENCH, "ttft-first-chunk", at_text)["verdict"] == "inconclusive"
+    # A TTFT over before the proxy saw any chunk: the clocks disagree.
+    early = _ttft_edit(profile, lambda ttfts, i, first, text: i == 0 and ttfts.__setitem__(i, first - 0.0001))
+    v = _verdict(BENCH, "ttft-first-chunk", early)
+    assert v["verdict"] == "inconclusive" and "clocks disagree" in v["because"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_tool_that_waits_for_the_text_chunk_is_refuted_once_the_chunks_are_a_token_step_apart(profile):
+    from tests.test_falsifiable import tool_stops_at_the_text_chunk
+    data = _record(BENCH, profile)
+    tool_stops_at_the_text_chunk(data)
+    v = _verdict(BENCH, "ttft-first-chunk", data)
+    assert v["verdict"] == "refuted" and "before the chunk with text reached the proxy in 0 of 8" in v["because"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_pooled_itl_tolerance_is_narrower_than_the_gap_to_per_request_means(profile, monkeypatch):
+    from statistics import median
+
+    from verify.jobs.latency import bench_definitions as job
+    data = _record(BENCH, profile)
+    assert _verdict(BENCH, "itl-pooled", data)["verdict"] == "confirmed"
+    ours = median(job._pooled(data)) * 1000
+    per_request = median(job._by_tool(data["streams"][i], "aiperf")["itl"] for i in job._ok(data)) * 1000
+    assert abs(per_request - ours) > 2 * job.POOLED_SAME_MS
+    # A tool that printed the median of per-request means: refuted (the old 4 ms tolerance confirmed it).
+    data["bench"]["result"]["median_itl_ms"] = per_request
+    assert _verdict(BENCH, "itl-pooled", data)["verdict"] == "refuted"
+    # Boundary: exactly the tolerance away confirms, a little more refutes.
+    for off, verdict in ((job.POOLED_SAME_MS - 1e-9, "confirmed"), (job.POOLED_SAME_MS + 0.01, "refuted")):
+        data["bench"]["result"]["median_itl_ms"] = ours + off
+        assert _verdict(BENCH, "itl-pooled", data)["verdict"] == verdict
+    # A tolerance as wide as the gap between the definitions cannot tell them apart: inconclusive.
+    monkeypatch.setattr(job, "POOLED_SAME_MS", abs(per_request - ours))
+    data["bench"]["result"]["median_itl_ms"] = ours
+    assert _verdict(BENCH, "itl-pooled", data)["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_tpot_divided_by_n_is_refuted_and_a_tolerance_as_wide_as_the_gap_decides_nothing(profile, monkeypatch):
+    from statistics import median
+
+    from verify.jobs.latency import bench_definitions as job
+    data = _record(BENCH, profile)
+    assert _verdict(BENCH, "tpot-formula", data)["verdict"] == "confirmed"
+    r = data["bench"]["result"]
+    per_request = [(job._by_tool(data["streams"][i], "vllm_bench_serve")["tpot"], r["output_lens"][i])
+                   for i in job._ok(data)]
+    by_n = median(t * (n - 1) / n for t, n in per_request)
+    r["median_tpot_ms"] = by_n * 1000  # the time after the first chunk over all n tokens
+    assert _verdict(BENCH, "tpot-formula", data)["verdict"] == "refuted"
+    ours = median(t for t, _ in per_request)
+    monkeypatch.setattr(job, "PER_TOKEN_SAME_S", abs(ours - by_n) / 2)  # the old tolerance was 1.1-1.4 ms
+    r["median_tpot_ms"] = ours * 1000
+    assert _verdict(BENCH, "tpot-formula", data)["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_guidellm_itl_and_tpot_allow_one_request_off_by_the_other_divisor_and_not_two(profile, monkeypatch):
+    from verify.jobs.latency import bench_definitions as job
+    for claim, key, factor in (("guidellm-itl", "inter_token_latency_ms", 31 / 32),
+                               ("guidellm-tpot", "time_per_output_token_ms", 32 / 31)):
+        data = _record(BENCH, profile)
+        assert _verdict(BENCH, claim, data)["verdict"] == "confirmed"
+        requests = data["guidellm"]["result"]["requests"]
+        assert {q["output_tokens"] for q in requests} == {32}
+        requests[0][key] *= factor  # one request by the other divisor: a stall may do that to one
+        assert _verdict(BENCH, claim, data)["verdict"] == "confirmed"
+        requests[1][key] *= factor
+        assert _verdict(BENCH, claim, data)["verdict"] == "refuted"
+        # A tolerance as wide as half the gap between the divisors cannot tell them apart.
+        data = _record(BENCH, profile)
+        widest = max(abs(q[key] / 1000 - q[key] / 1000 / factor) for q in data["guidellm"]["result"]["requests"])
+        monkeypatch.setattr(job, "PER_TOKEN_SAME_S", widest / 2)
+        v = _verdict(BENCH, claim, data)
+        assert v["verdict"] == "inconclusive" and "cannot tell them apart" in v["because"]
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_guidellm_ttft_is_read_from_its_own_timings_tied_to_the_stream(profile):
+    from tests.test_falsifiable import guidellm_stops_at_the_empty_chunk
+    data = _record(BENCH, profile)
+    v = _verdict(BENCH, "guidellm-ttft", data)
+    assert v["verdict"] == "confirmed" and "at its first token iteration in 8 of 8" in v["because"]
+    first = _record(BENCH, profile)
+    guidellm_stops_at_the_empty_chunk(first)
+    assert _verdict(BENCH, "guidellm-ttft", first)["verdict"] == "refuted"
+    # Token iterations that are not the stream's chunks with text: the timings cannot name the chunk.
+    miscounted = _record(BENCH, profile)
+    miscounted["guidellm"]["result"]["requests"][0]["timings"]["token_iterations"] += 1
+    assert _verdict(BENCH, "guidellm-ttft", miscounted)["verdict"] == "inconclusive"
+    # The first chunk and the first token stamped at one moment: nothing to tell apart.
+    together = _record(BENCH, profile)
+    t = together["guidellm"]["result"]["requests"][0]["timings"]
+    t["first_request_iteration"] = t["first_token_iteration"]
+    assert _verdict(BENCH, "guidellm-ttft", together)["verdict"] == "inconclusive"
+    # A TTFT at neither stamp: inconclusive, not refuted.
+    neither = _record(BENCH, profile)
+    neither["guidellm"]["result"]["requests"][0]["time_to_first_token_ms"] += 1.0
+    assert _verdict(BENCH, "guidellm-ttft", neither)["verdict"] == "inconclusive"
+
+
+TTFT_Q = "ttft-quantiles"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("claim", ["exact", "within-a-bucket", "linear-in-bucket"])
+def test_quantile_rules_need_the_window_to_count_exactly_the_requests_sent(profile, claim):
+    data = _record(TTFT_Q, profile)
+    assert data["prometheus"]["buckets"]["+Inf"] == len(data["requests"]) == 24
+    assert _verdict(TTFT_Q, claim, data)["verdict"] != "inconclusive"
+    # An empty window: every bucket 0 and NaN estimates (the old .exact rule read these as "refuted").
+    for le in data["prometheus"]["buckets"]:
+        data["prometheus"]["buckets"][le] = 0.0
+    for q in data["prometheus"]["estimates"].values():
+        q[0]["value"][1] = "NaN"
+    v = _verdict(TTFT_Q, claim, data)
+    assert v["verdict"] == "inconclusive" and "counted 0 first tokens for 24 requests" in v["because"]
+    # One request too many in the window.
+    data = _record(TTFT_Q, profile)
+    data["prometheus"]["buckets"]["+Inf"] += 1
+    assert _verdict(TTFT_Q, claim, data)["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_estimates_at_the_exact_percentiles_confirm_the_exact_claim(profile):
+    from tests.test_falsifiable import first_tokens_at_the_estimates
+    data = _record(TTFT_Q, profile)
+    assert _verdict(TTFT_Q, "exact", data)["verdict"] == "refuted"
+    first_tokens_at_the_estimates(data)
+    assert _verdict(TTFT_Q, "exact", data)["verdict"] == "confirmed"
+
+
+LOAD = "load-signals"
+
+
+def _alert_polls(d: dict):
+    from verify.jobs.metrics.load_signals import ALERT
+    return [(p, a) for p in d["alerts"]["polls"] for a in p["alerts"] if a["name"] == ALERT]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_an_alert_that_never_fired_did_not_resolve(profile):
+    data = _record(LOAD, profile)
+    assert _verdict(LOAD, "alert-resolves", data)["verdict"] == "confirmed"
+    for _, alert in _alert_polls(data):
+        alert["state"] = "pending"
+    v = _verdict(LOAD, "alert-resolves", data)
+    assert v["verdict"] == "inconclusive" and "never fired" in v["because"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_resolution_is_bracketed_by_two_reads_both_within_the_bound(profile):
+    from verify.jobs.metrics.load_signals import ALERT, RESOLVE_WITHIN_S
+    data = _record(LOAD, profile)
+    v = _verdict(LOAD, "alert-resolves", data)
+    drained, polls = data["drained_s"], data["alerts"]["polls"]
+    last = max(i for i, p in enumerate(polls) if any(a["name"] == ALERT for a in p["alerts"]))
+    gap = polls[last + 1]["t"] - polls[last]["t"]
+    assert gap > 5 and f"the reads {gap:.1f} s apart there" in v["because"]  # no read while the requests drain
+    # The first read without the alert at the bound confirms; past it, refutes.
+    for t, verdict in ((drained + RESOLVE_WITHIN_S, "confirmed"), (drained + RESOLVE_WITHIN_S + 0.1, "refuted")):
+        edited = copy.deepcopy(data)
+        edited["alerts"]["polls"][last + 1]["t"] = t
+        assert _verdict(LOAD, "alert-resolves", edited)["verdict"] == verdict
+    # Last listed (firing) more than the bound before the last request ended: gone long before, refuted.
+    for end, verdict in ((polls[last]["t"] + RESOLVE_WITHIN_S, "confirmed"),
+                         (polls[last]["t"] + RESOLVE_WITHIN_S + 0.1, "refuted")):
+        edited = copy.deepcopy(data)
+        edited["drained_s"] = end
+        edited["alerts"]["polls"][last + 1]["t"] = end  # the first read after the drain, as recorded
+        assert _verdict(LOAD, "alert-resolves", edited)["verdict"] == verdict
+    # Still listed at the last read: refuted.
+    kept = copy.deepcopy(data)
+    for p in kept["alerts"]["polls"][last + 1:]:
+        p["alerts"].append({"name": ALERT, "state": "firing"})
+    assert _verdict(LOAD, "alert-resolves", kept)["verdict"] == "refuted"
+    # Last listed as pending: it left pending, which resolves no firing alert.
+    pending = copy.deepcopy(data)
+    next(a for a in pending["alerts"]["polls"][last]["alerts"] if a["name"] == ALERT)["state"] = "pending"
+    assert _verdict(LOAD, "alert-resolves", pending)["verdict"] == "inconclusive"
+
+
+LORA_METRIC = "lora-metric"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_waiting_named_reads_only_scrapes_in_which_requests_waited(profile):
+    from tests.test_falsifiable import waiting_label_names_the_queue
+    data = _record(LORA_METRIC, profile)
+    assert _verdict(LORA_METRIC, "waiting-named", data)["verdict"] == "refuted"
+    # A waiting label naming another adapter in a scrape where nothing waited says nothing: still refuted
+    # (the old rule confirmed on any one such scrape).
+    idle = _record(LORA_METRIC, profile)
+    quiet = [s for s in idle["during"] if s["waiting"] == 0 and s["samples"]
+             and max(s["samples"], key=lambda x: x["value"])["labels"].get("running_lora_adapters")]
+    assert quiet
+    for s in quiet:
+        newest = max(s["samples"], key=lambda x: x["value"])
+        newest["labels"]["waiting_lora_adapters"] = "attn-a" if newest["labels"]["running_lora_adapters"] != "attn-a" \
+            else "attn-b"
+    assert _verdict(LORA_METRIC, "waiting-named", idle)["verdict"] == "refuted"
+    # No scrape caught requests waiting: inconclusive.
+    none = _record(LORA_METRIC, profile)
+    for s in none["during"]:
+        s["waiting"] = 0.0
+    v = _verdict(LORA_METRIC, "waiting-named", none)
+    assert v["verdict"] == "inconclusive" and "0 of" in v["because"]
+    # Every waiting scrape naming adapters that are not running: confirmed; only some: inconclusive.
+    named = _record(LORA_METRIC, profile)
+    waiting_label_names_the_queue(named)
+    assert _verdict(LORA_METRIC, "waiting-named", named)["verdict"] == "confirmed"
+    some = _record(LORA_METRIC, profile)
+    first = next(s for s in some["during"] if s["waiting"] > 0 and s["samples"]
+                 and max(s["samples"], key=lambda x: x["value"])["labels"].get("running_lora_adapters"))
+    max(first["samples"], key=lambda x: x["value"])["labels"]["waiting_lora_adapters"] = "mlp-c,attn-b"
+    assert _verdict(LORA_METRIC, "waiting-named", some)["verdict"] == "inconclusive"
+
+
+RUNTIME = "lora-runtime"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("status, verdict", [(200, "inconclusive"), (201, "inconclusive"), (None, "inconclusive"),
+                                             (400, "confirmed"), (422, "confirmed"), (500, "refuted"),
+                                             (503, "inconclusive")])
+def test_only_a_refusal_of_the_rank_says_what_kind_of_error_it_is(profile, status, verdict):
+    # 503 is no refusal the job expects (only 4xx and the worker's 500): a failed capture, so inconclusive.
+    data = _record(RUNTIME, profile)
+    data["steps"]["load_rank_32"]["status"] = status
+    assert _verdict(RUNTIME, "rank-client-error", data)["verdict"] == verdict
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_client_error_about_something_else_is_not_the_ranks_refusal(profile):
+    data = _record(RUNTIME, profile)
+    data["steps"]["load_rank_32"].update(status=400, body={"error": {"message": "Bad request"}},
+                                         body_text='{"error": {"message": "Bad request"}}')
+    assert _verdict(RUNTIME, "rank-client-error", data)["verdict"] == "inconclusive"
+
+
+WHITESPACE = "json-whitespace"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_request_option_is_undecided_by_missing_or_cut_answers_and_refuted_by_whitespace(profile):
+    from tests.test_falsifiable import request_option_honoured
+    from verify.jobs.structured_outputs.json_whitespace import OPTION
+    data = _record(WHITESPACE, profile)
+    assert _verdict(WHITESPACE, "request-option", data)["verdict"] == "refuted"
+    request_option_honoured(data)
+    assert _verdict(WHITESPACE, "request-option", data)["verdict"] == "confirmed"
+    samples = data["ways"][OPTION]["samples"]
+    fewer = copy.deepcopy(data)
+    fewer["ways"][OPTION]["samples"] = samples[:-1]
+    assert _verdict(WHITESPACE, "request-option", fewer)["verdict"] == "inconclusive"
+    cut = copy.deepcopy(data)
+    cut["ways"][OPTION]["samples"][0].update(text='{"name":"Adalbertina', finish_reason="length")
+    v = _verdict(WHITESPACE, "request-option", cut)
+    assert v["verdict"] == "inconclusive" and "1 cut by max_tokens" in v["because"]
+    spaced = copy.deepcopy(fewer)
+    spaced["ways"][OPTION]["samples"][0]["text"] = '{"name": "Ada", "age": 36}'
+    assert _verdict(WHITESPACE, "request-option", spaced)["verdict"] == "refuted"
+
+
+MAX_LORAS = "lora-max-loras"
+
+
+def _shift(sent: dict, by: float) -> None:
+    for line in sent["stream"]["lines"]:
+        line["t"] = round(line["t"] + by, 6)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_third_adapter_starts_once_both_of_the_pair_have_finished(profile):
+    from verify.jobs.lora._together import span
+    from verify.jobs.lora.lora_max_loras import AFTER_BOTH_S, third_waited_s
+    data = _record(MAX_LORAS, profile)
+    assert _verdict(MAX_LORAS, "two-at-a-time", data)["verdict"] == "confirmed"
+    waited = [third_waited_s(t["three_adapters"]) for t in data["trials"]]
+    assert all(w[0] - w[1] > 2 * AFTER_BOTH_S and w[1] >= 0 for w in waited)
+
+    def third(trial):
+        group = trial["three_adapters"]
+        firsts = sorted(group, key=lambda s: span(s)[0])
+        return firsts[-1]
+    # Boundary: the third's first token just at AFTER_BOTH_S before the later end confirms; a little more
+    # before (still long after the first of the pair finished) refutes "once both have finished".
+    for before, verdict in ((AFTER_BOTH_S - 0.001, "confirmed"), (AFTER_BOTH_S + 0.01, "refuted")):
+        edited = _record(MAX_LORAS, profile)
+        for t, w in zip(edited["trials"], waited):
+            _shift(third(t), -(w[1] + before))
+        assert [third_waited_s(t["three_adapters"]) is not None for t in edited["trials"]] == [True] * 3
+        assert _verdict(MAX_LORAS, "two-at-a-time", edited)["verdict"] == verdict
+    # A pair that finished within twice the tolerance of each other cannot tell "after both" from "after one".
+    close = _record(MAX_LORAS, profile)
+    t = close["trials"][0]
+    pair = [s for s in t["three_adapters"] if s is not third(t)]
+    early, late = sorted(pair, key=lambda s: span(s)[1])
+    last_text = [x for x in early["stream"]["lines"] if x["line"].startswith("data: {") and
+                 json.loads(x["line"][6:]).get("choices") and
+                 json.loads(x["line"][6:])["choices"][0].get("delta", {}).get("content")][-1]
+    last_text["t"] = round(span(late)[1] - early["started_s"] - AFTER_BOTH_S, 6)
+    v = _verdict(MAX_LORAS, "two-at-a-time", close)
+    assert v["verdict"] == "inconclusive" and "cannot be told" in v["because"]
+
+
+STRUCTURED = "structured-output"
+
+
+def _finished(data: dict, reasons: list[str]) -> None:
+    for s, reason in zip(data["constrained"]["samples"], reasons):
+        s["finish_reason"] = reason
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_only_answers_that_ended_by_themselves_are_judged_and_enough_of_them_must(profile):
+    from verify.jobs.sampling.structured_output import MIN_FINISHED, SAMPLES
+    data = _record(STRUCTURED, profile)
+    v = _verdict(STRUCTURED, "every-sample-valid", data)  # recorded before finish reasons were
+    assert v["verdict"] == "inconclusive" and "8 not recorded" in v["because"]
+    _finished(data, ["stop"] * SAMPLES)
+    assert _verdict(STRUCTURED, "every-sample-valid", data)["verdict"] == "confirmed"
+    # An answer cut by max_tokens inside a long name is unfinished JSON: not judged.
+    cut = copy.deepcopy(data)
+    cut["constrained"]["samples"][0].update(text='{"name": "Bartholomew Aloysius Fitzgerald-Montgomery',
+                                            finish_reason="length")
+    assert _verdict(STRUCTURED, "every-sample-valid", cut)["verdict"] == "confirmed"
+    # One that ended by itself and does not match the schema refutes.
+    bad = copy.deepcopy(data)
+    bad["constrained"]["samples"][0]["text"] = '{"name": "Ada"}'
+    assert _verdict(STRUCTURED, "every-sample-valid", bad)["verdict"] == "refuted"
+    # Fewer than MIN_FINISHED ended by themselves: inconclusive.
+    few = copy.deepcopy(data)
+    _finished(few, ["stop"] * (MIN_FINISHED - 1) + ["length"] * (SAMPLES - MIN_FINISHED + 1))
+    v = _verdict(STRUCTURED, "every-sample-valid", few)
+    assert v["verdict"] == "inconclusive" and f"at least {MIN_FINISHED} finished" in v["because"]
+    _finished(few, ["stop"] * MIN_FINISHED + ["length"] * (SAMPLES - MIN_FINISHED))
+    assert _verdict(STRUCTURED, "every-sample-valid", few)["verdict"] == "confirmed"

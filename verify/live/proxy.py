@@ -56,6 +56,8 @@ SETUPS = {
     "haproxy-default": Setup("haproxy", "default.cfg", False),
     "haproxy-tls": Setup("haproxy", "tls.cfg", True),
     "haproxy-streaming": Setup("haproxy", "streaming.cfg", False),
+    # streaming.cfg changes two things; this one only the first, to tell them apart.
+    "haproxy-no-delay": Setup("haproxy", "no-delay.cfg", False),
 }
 
 # The response header each proxy adds, as seen by a client: each kind was run in front of

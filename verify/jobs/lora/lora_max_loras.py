@@ -24,6 +24,12 @@ from verify.jobs.lora.lora_batching import STAGGER_S, TOGETHER
 TRIALS = 3
 ADAPTERS = ("attn-a", "attn-b", "mlp-c")
 SLOTS = 2  # --max-loras of the variant
+# The third request "starts once both of the pair finished": its first token comes no earlier than this
+# before the later of the pair's last tokens (1-2 ms after it in the records; arrivals at the client, so a
+# busy API server may deliver one stream's first token a little before another's last). The pair's two
+# ends lie 0.40-0.59 s apart; a trial whose pair ended closer together than twice this cannot tell "after
+# both" from "after one".
+AFTER_BOTH_S = 0.05
 
 
 def collect(ctx) -> dict:
@@ -91,14 +97,20 @@ def decide_two_at_a_time(d):
     per_trial = [pairs_together(t["three_adapters"]) for t in d["trials"]]
     two = [pairs_together(t["two_adapters"]) for t in d["trials"]]
     waited = [third_waited_s(t["three_adapters"]) for t in d["trials"]]
-    # Three requests with two slots: one pair decodes together, the third once one of them has finished.
-    after = all(w is not None and w[0] > 0 for w in waited)
-    return verdict_if(all(n == 1 for n in per_trial) and after and all(n == 1 for n in two),
-                      f"three different adapters sent at once: pairs that decoded together in each trial "
-                      f"{per_trial} of 3; the third's first token after the first and the last of the pair "
-                      "finished: " + ", ".join("n/a" if w is None else f"{w[0] * 1000:+.0f} ms and {w[1] * 1000:+.0f} ms"
-                                               for w in waited)
-                      + f"; two different adapters sent at once: {two} of 1 pair decoded together")
+    because = (f"three different adapters sent at once: pairs that decoded together in each trial {per_trial} of 3; "
+               "the third's first token after the first and the last of the pair finished: " +
+               ", ".join("n/a" if w is None else f"{w[0] * 1000:+.0f} ms and {w[1] * 1000:+.0f} ms" for w in waited) +
+               f" (no earlier than {AFTER_BOTH_S * 1000:.0f} ms before the last required); two different adapters sent "
+               f"at once: {two} of 1 pair decoded together")
+    if not (all(n == 1 for n in per_trial) and all(n == 1 for n in two)):
+        return verdict_if(False, because)
+    # Three requests with two slots: one pair decodes together, the third once both of them have finished.
+    close = [w for w in waited if w[0] - w[1] <= 2 * AFTER_BOTH_S]
+    if close:
+        return verdict_if(None, because + f"; in {len(close)} trials the pair finished within "
+                                          f"{2 * AFTER_BOTH_S * 1000:.0f} ms of each other, so whether the third waited "
+                                          "for one or for both cannot be told")
+    return verdict_if(all(w[1] >= -AFTER_BOTH_S for w in waited), because)
 
 
 def _vs_alone(d, groups: tuple[str, ...], model_filter) -> tuple[int, int]:
@@ -159,8 +171,8 @@ JOB = Job(
     variant="lora-max-2",
     claims=(
         Claim("lora-max-loras.two-at-a-time", "With --max-loras 2, of three requests for different adapters "
-              "sent at once two decode together and the third once one of them has finished; two such requests "
-              "decode together.",
+              "sent at once two decode together and the third starts only once both of them have finished; two "
+              "such requests decode together.",
               decide_two_at_a_time),
         Claim("lora-max-loras.adapters-apart", "Requests for different adapters decoded in one batch each get "
               "their answer alone.", decide_adapters_apart),

@@ -81,16 +81,24 @@ def _labels(sample: dict) -> tuple[set[str], set[str]]:
 
 
 def decide_waiting_named(d):
-    current = [max(s["samples"], key=lambda x: x["value"]) for s in d["during"] if s["samples"]]
-    queued = [c for c in current if _labels(c)[1] - _labels(c)[0]]
+    """Only scrapes in which requests waited (the queue gauge above 0) can show whom the waiting label
+    names; of those, the ones whose newest series names any adapter. The three requests are for three
+    adapters and one runs at a time, so a waiting request's adapter is never the one running."""
+    waited = [s for s in d["during"] if (s.get("waiting") or 0) > 0 and s["samples"]]
+    current = [max(s["samples"], key=lambda x: x["value"]) for s in waited]
     named = [c for c in current if _labels(c)[0] or _labels(c)[1]]
+    queued = [c for c in named if _labels(c)[1] - _labels(c)[0]]
     alike = sum(_labels(c)[0] == _labels(c)[1] for c in named)
-    most_running = max((len(_labels(c)[0]) for c in current), default=0)
-    return verdict_if(bool(queued) if current else None,
-                      f"{len(queued)} of {len(current)} scrapes during the requests show, in their newest series, an "
-                      f"adapter waiting that is not running; of the {len(named)} whose labels named an adapter, "
-                      f"{alike} named the same in both; at most {most_running} adapter named running at once" +
-                      (f"; e.g. {queued[0]['labels']}" if queued else ""))
+    because = (f"{len(waited)} of {len(d['during'])} scrapes during the requests caught requests waiting; in "
+               f"{len(named)} of them the newest series names an adapter, and in {len(queued)} its waiting label names "
+               f"an adapter that is not running; {alike} named the same adapter running and waiting" +
+               (f"; e.g. {named[0]['labels']}" if named else ""))
+    if not named:
+        return verdict_if(None, because + " (no scrape with requests waiting names any adapter)")
+    if 0 < len(queued) < len(named):
+        # The label and the gauge are set at different moments: some scrapes may catch one before the other.
+        return verdict_if(None, because + " (some scrapes name the waiting adapters and some do not)")
+    return verdict_if(len(queued) == len(named), because)
 
 
 def decide_queue_counted(d):

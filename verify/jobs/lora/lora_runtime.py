@@ -151,8 +151,17 @@ def decide_rank_refused(d):
 
 
 def decide_rank_client_error(d):
+    """Only a refusal can say what kind of error a refusal is: a 2xx (the load went through) or no answer
+    says nothing, nor does an error whose message is not about the rank. A 4xx is a client error; a 5xx
+    is the server's."""
     a = d["steps"]["load_rank_32"]
-    return verdict_if(a["status"] == 400, f"the refusal's status: HTTP {a['status']}")
+    status, message = a.get("status"), _message(a).lower()
+    because = f"the rank-32 load's answer: {_said(a) if status is not None else 'no answer'}"
+    if status is None or not 400 <= status < 600:
+        return verdict_if(None, because + " (not a refusal)")
+    if "rank" not in message or "32" not in message:
+        return verdict_if(None, because + " (an error that does not name the rank: not the rank's refusal)")
+    return verdict_if(status < 500, because)
 
 
 JOB = Job(
@@ -178,7 +187,7 @@ JOB = Job(
               "is served under its name.", decide_missing),
         Claim("lora-runtime.rank-refused", "An adapter of a higher rank than --max-lora-rank is refused at load, "
               "with a message naming its rank, and is not served.", decide_rank_refused),
-        Claim("lora-runtime.rank-client-error", "That refusal is a client error, HTTP 400.",
+        Claim("lora-runtime.rank-client-error", "That refusal is a client error, an HTTP 4xx status.",
               decide_rank_client_error),
     ),
 )

@@ -122,10 +122,18 @@ def _counted(d) -> float:
     return d["prometheus"]["buckets"]["+Inf"]
 
 
-def decide_linear_in_bucket(d):
+def _window_not_these(d) -> Verdict | None:
+    """Inconclusive unless Prometheus' window counted exactly the requests sent: an empty window gives NaN
+    estimates, and one that holds other requests compares estimates with percentiles of different sets."""
     if _counted(d) != len(d["requests"]):
         return Verdict(INCONCLUSIVE, f"Prometheus counted {_counted(d):.0f} first tokens for {len(d['requests'])} "
                                      "requests: the window does not hold exactly these requests")
+    return None
+
+
+def decide_linear_in_bucket(d):
+    if (undecided := _window_not_these(d)) is not None:
+        return undecided
     rows = [(q, _estimate(d, q), interpolated(d["prometheus"]["buckets"], q)) for q in QUANTILES]
     return verdict_if(all(math.isclose(e, i, rel_tol=1e-9, abs_tol=1e-12) for _, e, i in rows),
                       f"{_counted(d):.0f} requests in the window; " + ", ".join(
@@ -134,20 +142,24 @@ def decide_linear_in_bucket(d):
 
 def decide_within_a_bucket(d):
     values = _ttfts(d)
+    if (undecided := _window_not_these(d)) is not None:
+        return undecided
     rows = []
     for q in QUANTILES:
         x, e = exact(values, q), _estimate(d, q)
         lower, upper = _bucket_of(d, x)
         rows.append((q, x, e, lower, upper, lower - CLIENT_SLACK_S <= e <= upper + CLIENT_SLACK_S))
-    return verdict_if(all(r[-1] for r in rows), ", ".join(
+    return verdict_if(all(r[-1] for r in rows), f"{_counted(d):.0f} requests in the window; " + ", ".join(
         f"p{q * 100:g}: exact {x:.4f} s in bucket ({lo:g}, {up:g}], estimate {e:.4f} s" for q, x, e, lo, up, _ in rows))
 
 
 def decide_exact(d):
     values = _ttfts(d)
+    if (undecided := _window_not_these(d)) is not None:
+        return undecided
     errs = [(q, exact(values, q), _estimate(d, q)) for q in QUANTILES]
     worst = max(abs(e - x) / x for _, x, e in errs)
-    return verdict_if(worst <= NOT_EXACT_ABOVE, ", ".join(
+    return verdict_if(worst <= NOT_EXACT_ABOVE, f"{_counted(d):.0f} requests in the window; " + ", ".join(
         f"p{q * 100:g}: exact {x:.4f} s, estimate {e:.4f} s ({(e - x) / x:+.0%})" for q, x, e in errs) +
         f"; threshold {NOT_EXACT_ABOVE:.0%}")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from verify import headline
 from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline
@@ -10,8 +11,30 @@ from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "sampling/json_schema.py"
 SAMPLES = 8
+# Unseeded sampling at temperature 1.0 may run an answer into max_tokens (a long invented name, say):
+# a cut answer is unfinished JSON whatever the constraint does. The rule judges the answers that ended
+# by themselves, and needs at least this many of them.
+MIN_FINISHED = 6
 # The constrained answers' time per token may be at most this many times the unconstrained one's.
 COST_FACTOR = 1.5
+
+
+def _keeping_last(client):
+    """The client as the page's snippet uses it (client.chat.completions.create), keeping the last
+    completion it returned: the snippet returns only the text, and the rule needs the finish reason."""
+    last = {}
+
+    class Completions:
+        def create(self, **kwargs):
+            last["completion"] = client.chat.completions.create(**kwargs)
+            return last["completion"]
+
+    class Chat:
+        completions = Completions()
+
+    class Client:
+        chat = Chat()
+    return Client(), last
 
 
 def collect(ctx) -> dict:
@@ -22,18 +45,20 @@ def collect(ctx) -> dict:
     from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    keeping, last = _keeping_last(client)
     snippet.person(client)  # the first constrained request compiles the grammar: not recorded
     samples, plain = [], []
     for _ in range(SAMPLES):
         t0 = time.perf_counter()
-        text = snippet.person(client)
-        samples.append({"text": text, "seconds": round(time.perf_counter() - t0, 4)})
+        text = snippet.person(keeping)
+        samples.append({"text": text, "seconds": round(time.perf_counter() - t0, 4),
+                        "finish_reason": last["completion"].choices[0].finish_reason})
         t0 = time.perf_counter()
         r = client.chat.completions.create(
             model="chat", messages=[{"role": "user", "content": "Invent a person: name and age, as JSON."}],
             max_tokens=60, temperature=1.0)
         plain.append({"text": r.choices[0].message.content, "seconds": round(time.perf_counter() - t0, 4),
-                      "tokens": r.usage.completion_tokens})
+                      "tokens": r.usage.completion_tokens, "finish_reason": r.choices[0].finish_reason})
     # Token counts of the constrained answers, from the server's own tokenizer.
     import httpx
     for s in samples:
@@ -57,10 +82,16 @@ def _valid(text: str) -> bool:
 def decide_valid(d):
     c = d["constrained"]["samples"]
     u = d["unconstrained"]["samples"]
-    ok = sum(_valid(s["text"]) for s in c)
+    finished = [s for s in c if s.get("finish_reason") == "stop"]
+    ok = sum(_valid(s["text"]) for s in finished)
     plain_ok = sum(_valid(s["text"]) for s in u)
-    return verdict_if(ok == len(c), f"{ok} of {len(c)} constrained samples (temperature 1.0) parse and match the schema; "
-                                    f"without the constraint, {plain_ok} of {len(u)} do")
+    reasons = ", ".join(f"{n} {r or 'not recorded'}" for r, n in Counter(s.get("finish_reason") for s in c).items())
+    because = (f"{ok} of the {len(finished)} constrained samples (temperature 1.0) that ended by themselves parse and "
+               f"match the schema (finish reasons of all {len(c)}: {reasons}); without the constraint, {plain_ok} of "
+               f"{len(u)} do")
+    if len(finished) < MIN_FINISHED:
+        return verdict_if(None, because + f" (at least {MIN_FINISHED} finished answers needed)")
+    return verdict_if(ok == len(finished), because)
 
 
 def _per_token(samples) -> float:
@@ -95,7 +126,8 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("structured-output.every-sample-valid", "With a JSON schema in response_format, every sampled answer "
-              "parses and matches the schema, even at temperature 1.0.", decide_valid),
+              "that ends by itself (finish_reason stop, not cut by max_tokens) parses and matches the schema, even at "
+              "temperature 1.0.", decide_valid),
         Claim("structured-output.small-cost", "The constraint costs little time per token once its grammar is "
               "compiled.", decide_cost),
     ),
