@@ -13,7 +13,7 @@ git clone -q "$ROOT" "$WORK"
 cd "$WORK"
 export PATH="$VENV/bin:$PATH"
 echo "mutation: the rule tests must pass unmutated first"
-python -m pytest -q -p no:cacheprovider tests/test_rules.py tests/test_rules_boundaries.py tests/test_falsifiable.py \
+python -m pytest -q -p no:cacheprovider tests/rules/ tests/test_falsifiable.py \
     tests/test_blind_by_damage.py tests/test_recompute.py
 echo "mutation: mutmut run in $WORK (progress below)"
 start=$(date +%s)

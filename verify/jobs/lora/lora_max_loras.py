@@ -30,6 +30,10 @@ SLOTS = 2  # --max-loras of the variant
 # ends lie 0.40-0.59 s apart; a trial whose pair ended closer together than twice this cannot tell "after
 # both" from "after one".
 AFTER_BOTH_S = 0.05
+# "Sent at once" means every request of a trial was sent before any of them finished (the sends
+# spread over a few tenths of a second as the client's threads start; on a busy machine once over a
+# second): a request sent after another one finished finds a slot free, and the order of service
+# then says nothing about slots.
 
 
 def collect(ctx) -> dict:
@@ -102,6 +106,11 @@ def decide_two_at_a_time(d):
                ", ".join("n/a" if w is None else f"{w[0] * 1000:+.0f} ms and {w[1] * 1000:+.0f} ms" for w in waited) +
                f" (no earlier than {AFTER_BOTH_S * 1000:.0f} ms before the last required); two different adapters sent "
                f"at once: {two} of 1 pair decoded together")
+    apart = [max(x["started_s"] for x in t["three_adapters"]) - min(span(x)[1] for x in t["three_adapters"])
+             for t in d["trials"]]
+    if any(a >= 0 for a in apart):
+        return verdict_if(None, because + "; the three were not all sent before the first of them finished in every "
+                          "trial (last send after the first end: " + ", ".join(f"{a:+.2f} s" for a in apart) + ")")
     if not (all(n == 1 for n in per_trial) and all(n == 1 for n in two)):
         return verdict_if(False, because)
     # Three requests with two slots: one pair decodes together, the third once both of them have finished.

@@ -1,0 +1,24 @@
+"""OpenAI server article: hand-made flips, each an edit of a real record from a live vLLM server to the other behaviour."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+def module_launch_not_deprecated(d: dict) -> None:
+    """launch-path.deprecated: a release that starts from the module without any deprecation warning."""
+    d["deprecation_lines"] = []
+
+
+def openai_error_types(d: dict) -> None:
+    """request-handling.error-types-differ: the server gives OpenAI's own error type on every refusal."""
+    for case in d["cases"].values():
+        error = (case.get("body") or {}).get("error") if isinstance(case.get("body"), dict) else None
+        if isinstance(error, dict) and "type" in error:
+            error["type"] = "invalid_request_error"
+
+
+HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "launch-path.deprecated": module_launch_not_deprecated,
+    "request-handling.error-types-differ": openai_error_types,
+}

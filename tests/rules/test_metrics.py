@@ -1,0 +1,120 @@
+"""Metrics article: its rules replay real records captured from a live vLLM server and Prometheus, edited."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules._records import PROFILES, cases, check, decide, decide_edited, record, row
+from tests.rules.flips_metrics import first_tokens_at_the_estimates
+from verify.jobs.metrics import load_signals
+
+TTFT_Q = "ttft-quantiles"
+LOAD = "load-signals"
+
+
+# --- load-signals: alert-resolves -------------------------------------------------------------------------
+
+def _alert_polls(d: dict):
+    return [(p, a) for p in d["alerts"]["polls"] for a in p["alerts"] if a["name"] == load_signals.ALERT]
+
+
+def _last_listed(d: dict) -> int:
+    """The index of the last poll that listed the alert."""
+    return max(i for i, p in enumerate(d["alerts"]["polls"]) if any(a["name"] == load_signals.ALERT for a in p["alerts"]))
+
+
+def alert_never_fired(data: dict) -> None:
+    """An alert that never fired did not resolve: every poll lists it pending."""
+    for _, alert in _alert_polls(data):
+        alert["state"] = "pending"
+
+
+def first_read_without_the_alert_at_the_bound(data: dict) -> None:
+    """The first read without the alert at the bound after the drain confirms."""
+    data["alerts"]["polls"][_last_listed(data) + 1]["t"] = data["drained_s"] + load_signals.RESOLVE_WITHIN_S
+
+
+def first_read_without_the_alert_past_the_bound(data: dict) -> None:
+    """Past the bound, refutes."""
+    data["alerts"]["polls"][_last_listed(data) + 1]["t"] = data["drained_s"] + load_signals.RESOLVE_WITHIN_S + 0.1
+
+
+def _drained_after_last_listed(data: dict, by: float) -> None:
+    last = _last_listed(data)
+    end = data["alerts"]["polls"][last]["t"] + by
+    data["drained_s"] = end
+    data["alerts"]["polls"][last + 1]["t"] = end  # the first read after the drain, as recorded
+
+
+def last_listed_at_the_bound_before_the_drain(data: dict) -> None:
+    """Last listed (firing) exactly the bound before the last request ended: confirmed."""
+    _drained_after_last_listed(data, load_signals.RESOLVE_WITHIN_S)
+
+
+def last_listed_past_the_bound_before_the_drain(data: dict) -> None:
+    """Last listed (firing) more than the bound before the last request ended: gone long before, refuted."""
+    _drained_after_last_listed(data, load_signals.RESOLVE_WITHIN_S + 0.1)
+
+
+def alert_still_listed_at_the_last_read(data: dict) -> None:
+    """Still listed at the last read: refuted."""
+    for p in data["alerts"]["polls"][_last_listed(data) + 1:]:
+        p["alerts"].append({"name": load_signals.ALERT, "state": "firing"})
+
+
+def alert_last_listed_as_pending(data: dict) -> None:
+    """Last listed as pending: it left pending, which resolves no firing alert."""
+    polls = data["alerts"]["polls"]
+    next(a for a in polls[_last_listed(data)]["alerts"] if a["name"] == load_signals.ALERT)["state"] = "pending"
+
+
+# Each a claim, an edit of its committed record (None: as recorded) and the verdict it must give, on the
+# records of both CPU profiles.
+BOUNDARIES = [
+    # Estimates at the exact percentiles confirm the exact claim.
+    row("ttft-quantiles.exact", None, "refuted"),
+    row("ttft-quantiles.exact", first_tokens_at_the_estimates, "confirmed"),
+    row("load-signals.alert-resolves", None, "confirmed"),
+    row("load-signals.alert-resolves", alert_never_fired, "inconclusive", contains="never fired"),
+    row("load-signals.alert-resolves", first_read_without_the_alert_at_the_bound, "confirmed"),
+    row("load-signals.alert-resolves", first_read_without_the_alert_past_the_bound, "refuted"),
+    row("load-signals.alert-resolves", last_listed_at_the_bound_before_the_drain, "confirmed"),
+    row("load-signals.alert-resolves", last_listed_past_the_bound_before_the_drain, "refuted"),
+    row("load-signals.alert-resolves", alert_still_listed_at_the_last_read, "refuted"),
+    row("load-signals.alert-resolves", alert_last_listed_as_pending, "inconclusive"),
+]
+
+
+@pytest.mark.parametrize("profile, claim_id, edit, expected, reason", cases(BOUNDARIES, PROFILES))
+def test_an_edit_of_a_real_record_gives_the_verdict(profile, claim_id, edit, expected, reason):
+    check(decide_edited(claim_id, edit, profile), expected, **reason)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_resolution_is_bracketed_by_two_reads(profile):
+    data = record(LOAD, profile)
+    v = decide(LOAD, "alert-resolves", data)
+    polls, last = data["alerts"]["polls"], _last_listed(data)
+    gap = polls[last + 1]["t"] - polls[last]["t"]
+    assert gap > 5 and f"the reads {gap:.1f} s apart there" in v["because"]  # no read while the requests drain
+
+
+# --- ttft-quantiles ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("claim", ["exact", "within-a-bucket", "linear-in-bucket"])
+def test_quantile_rules_need_the_window_to_count_exactly_the_requests_sent(profile, claim):
+    data = record(TTFT_Q, profile)
+    assert data["prometheus"]["buckets"]["+Inf"] == len(data["requests"]) == 24
+    assert decide(TTFT_Q, claim, data)["verdict"] != "inconclusive"
+    # An empty window: every bucket 0 and NaN estimates (the old .exact rule read these as "refuted").
+    for le in data["prometheus"]["buckets"]:
+        data["prometheus"]["buckets"][le] = 0.0
+    for q in data["prometheus"]["estimates"].values():
+        q[0]["value"][1] = "NaN"
+    v = decide(TTFT_Q, claim, data)
+    assert v["verdict"] == "inconclusive" and "counted 0 first tokens for 24 requests" in v["because"]
+    # One request too many in the window.
+    data = record(TTFT_Q, profile)
+    data["prometheus"]["buckets"]["+Inf"] += 1
+    assert decide(TTFT_Q, claim, data)["verdict"] == "inconclusive"
