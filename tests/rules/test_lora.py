@@ -95,7 +95,9 @@ def test_the_third_adapter_starts_once_both_of_the_pair_have_finished(profile):
     data = record(MAX_LORAS, profile)
     assert decide(MAX_LORAS, "two-at-a-time", data)["verdict"] == "confirmed"
     waited = [third_waited_s(t["three_adapters"]) for t in data["trials"]]
-    assert all(w[0] - w[1] > 2 * AFTER_BOTH_S and w[1] >= 0 for w in waited)
+    from verify.jobs.lora.lora_max_loras import TELLING_TRIALS
+    assert all(w[1] >= 0 for w in waited)
+    assert sum(w[0] - w[1] > 2 * AFTER_BOTH_S for w in waited) >= TELLING_TRIALS
 
     def third(trial):
         group = trial["three_adapters"]
@@ -117,13 +119,14 @@ def test_the_third_adapter_starts_once_both_of_the_pair_have_finished(profile):
     v = decide(MAX_LORAS, "two-at-a-time", apart)
     assert v["verdict"] == "inconclusive" and "not all sent before the first of them finished" in v["because"]
     # A pair that finished within twice the tolerance of each other cannot tell "after both" from "after one".
+    # With too few trials whose pair finished apart, the verdict cannot be given.
     close = record(MAX_LORAS, profile)
-    t = close["trials"][0]
-    pair = [s for s in t["three_adapters"] if s is not third(t)]
-    early, late = sorted(pair, key=lambda s: span(s)[1])
-    last_text = [x for x in early["stream"]["lines"] if x["line"].startswith("data: {") and
-                 json.loads(x["line"][6:]).get("choices") and
-                 json.loads(x["line"][6:])["choices"][0].get("delta", {}).get("content")][-1]
-    last_text["t"] = round(span(late)[1] - early["started_s"] - AFTER_BOTH_S, 6)
+    for t in close["trials"][:2]:
+        pair = [s for s in t["three_adapters"] if s is not third(t)]
+        early, late = sorted(pair, key=lambda s: span(s)[1])
+        last_text = [x for x in early["stream"]["lines"] if x["line"].startswith("data: {") and
+                     json.loads(x["line"][6:]).get("choices") and
+                     json.loads(x["line"][6:])["choices"][0].get("delta", {}).get("content")][-1]
+        last_text["t"] = round(span(late)[1] - early["started_s"] - AFTER_BOTH_S, 6)
     v = decide(MAX_LORAS, "two-at-a-time", close)
     assert v["verdict"] == "inconclusive" and "cannot be told" in v["because"]

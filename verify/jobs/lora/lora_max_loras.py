@@ -30,6 +30,8 @@ SLOTS = 2  # --max-loras of the variant
 # ends lie 0.40-0.59 s apart; a trial whose pair ended closer together than twice this cannot tell "after
 # both" from "after one".
 AFTER_BOTH_S = 0.05
+# Trials whose pair finished far enough apart to tell "after both" from "after one" that the verdict needs.
+TELLING_TRIALS = 2
 # "Sent at once" means every request of a trial was sent before any of them finished (the sends
 # spread over a few tenths of a second as the client's threads start; on a busy machine once over a
 # second): a request sent after another one finished finds a slot free, and the order of service
@@ -114,12 +116,16 @@ def decide_two_at_a_time(d):
     if not (all(n == 1 for n in per_trial) and all(n == 1 for n in two)):
         return verdict_if(False, because)
     # Three requests with two slots: one pair decodes together, the third once both of them have finished.
-    close = [w for w in waited if w[0] - w[1] <= 2 * AFTER_BOTH_S]
-    if close:
-        return verdict_if(None, because + f"; in {len(close)} trials the pair finished within "
-                                          f"{2 * AFTER_BOTH_S * 1000:.0f} ms of each other, so whether the third waited "
-                                          "for one or for both cannot be told")
-    return verdict_if(all(w[1] >= -AFTER_BOTH_S for w in waited), because)
+    # A trial whose pair finished together cannot tell "after both" from "after one" (it still must not
+    # have the third start before them); the verdict needs at least TELLING_TRIALS trials that can.
+    telling = [w for w in waited if w[0] - w[1] > 2 * AFTER_BOTH_S]
+    if not all(w[1] >= -AFTER_BOTH_S for w in waited):
+        return verdict_if(False, because)
+    if len(telling) < TELLING_TRIALS:
+        return verdict_if(None, because + f"; only {len(telling)} trial(s) had the pair finish more than "
+                                          f"{2 * AFTER_BOTH_S * 1000:.0f} ms apart, so whether the third waited for one or "
+                                          f"for both cannot be told ({TELLING_TRIALS} needed)")
+    return verdict_if(True, because + f"; {len(telling)} of {len(waited)} trials tell both from one")
 
 
 def _vs_alone(d, groups: tuple[str, ...], model_filter) -> tuple[int, int]:
