@@ -178,6 +178,6 @@ JOB = Job(
               "finds the bucket that holds the rank and assumes the requests in it are spread evenly.",
               decide_linear_in_bucket),
         Claim("ttft-quantiles.within-a-bucket", "The estimate lands in the bucket that holds the exact percentile: "
-              "its error is bounded by that bucket's width, not by the number of requests.", decide_within_a_bucket),
+              "its error is less than that bucket's width.", decide_within_a_bucket),
     ),
 )

@@ -19,6 +19,8 @@ PATHS = ("direct", *(f"{p}-{how}" for p in PROXIES for how in ("default", "tls",
 HOW = {"default": "with its default settings", "tls": "with its default settings and TLS termination",
        "streaming": "with the streaming setting its documentation gives",
        "no-delay": "with only option http-no-delay added to its defaults"}
+# HAProxy's streaming file changes two settings: its sentence names both.
+HOW_FOR = {"haproxy-streaming": "with its streaming file (option http-no-delay, and timeout server raised to 300 s)"}
 
 
 def collect(ctx) -> dict:
@@ -33,7 +35,8 @@ JOB = Job(
     pages=("streaming.md",),
     collect=collect,
     claims=tuple(
-        Claim(f"other-proxies.{path}", f"Through {PROXIES[path.split('-')[0]]} {HOW[path.split('-', 1)[1]]}, tokens "
+        Claim(f"other-proxies.{path}", f"Through {PROXIES[path.split('-')[0]]} "
+              f"{HOW_FOR.get(path, HOW[path.split('-', 1)[1]])}, tokens "
               "reach the client one at a time, as they do directly.", _decide(path, False))
         for path in PATHS[1:]),
 )
