@@ -228,12 +228,28 @@ def static_inputs(job, profile) -> dict[str, str]:
     return out
 
 
+def _code_hashes_now() -> set[str]:
+    """The hash of every module of the verify stage as it is now (for declared modules that moved)."""
+    return {file_hash(p) for p in (ROOT / "verify").rglob("*.py")}
+
+
+def _is_code_label(label: str) -> bool:
+    return label.startswith("verify/") and label.endswith(".py")
+
+
 def _same_code(recorded: dict[str, str], now: dict[str, str]) -> bool:
-    """Whether the code the record used is the code now, wherever each file lives: the same set of
-    code hashes (a file that moved and defines the same thing is the same input)."""
-    def code(inputs):
-        return sorted(v for label, v in inputs.items() if label.startswith("verify/") and label.endswith(".py"))
-    return code(recorded) == code(now)
+    """Whether the code the record used is the code now, wherever each file lives: the job's own code
+    (`now`) and the modules it declared it loads (read where they are, or found by their hash elsewhere
+    in the tree when they moved) hold the same set of hashes as recorded."""
+    from collections import Counter
+    was = Counter(v for label, v in recorded.items() if _is_code_label(label))
+    cur = Counter(v for label, v in now.items() if _is_code_label(label))
+    for label in recorded:
+        if _is_code_label(label) and label not in now and (ROOT / label).is_file():
+            cur[file_hash(ROOT / label)] += 1  # a declared module where it was
+    if cur - was:
+        return False  # code that is new or changed
+    return all(value in _code_hashes_now() for value in (was - cur))  # the rest moved, unchanged
 
 
 def changed(recorded: dict[str, str] | None, job, profile) -> list[str]:
@@ -241,11 +257,7 @@ def changed(recorded: dict[str, str] | None, job, profile) -> list[str]:
     if not recorded:
         return ["(the record has no inputs)"]
     now = static_inputs(job, profile)
-    # Code the job declared it loads (a child process's modules) is compared like the rest.
-    declared_code = {label: file_hash(ROOT / label) for label in recorded
-                     if label not in now and label.startswith("verify/") and label.endswith(".py")
-                     and (ROOT / label).is_file()}
-    if _same_code(recorded, {**now, **declared_code}):
+    if _same_code(recorded, now):
         recorded = {k: v for k, v in recorded.items() if not (k.startswith("verify/") and k.endswith(".py"))}
         now = {k: v for k, v in now.items() if not (k.startswith("verify/") and k.endswith(".py"))}
     out = []
