@@ -21,7 +21,7 @@ def in_a_row(client: OpenAI, times: int, **params) -> list[str]:
 
 
 def among_others(client: OpenAI, **params) -> str:
-    """QUESTION sent while five other requests run: it shares every engine step with them."""
+    """QUESTION started at the same moment as five other requests, each in a thread of its own."""
     answers = {}
     def run(key, messages, extra):
         answers[key] = ask(client, messages, **extra)

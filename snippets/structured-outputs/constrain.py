@@ -48,12 +48,12 @@ WAYS = {
 }
 
 
-def ask(client: OpenAI, way: str, temperature: float = 1.0, max_tokens: int = 60):
-    """One constrained answer: the text and why it ended."""
+def ask(client: OpenAI, way: str, temperature: float = 1.0, max_tokens: int = 60, seed: int | None = None):
+    """One constrained answer: the text and why it ended (a seed makes it repeatable)."""
     prompt, fields = WAYS[way]
     r = client.chat.completions.create(
         model="chat", messages=[{"role": "user", "content": prompt}],
-        max_tokens=max_tokens, temperature=temperature, **fields)
+        max_tokens=max_tokens, temperature=temperature, seed=seed, **fields)
     return r.choices[0].message.content, r.choices[0].finish_reason
 
 

@@ -26,11 +26,11 @@ QUESTION = "What is the weather in Paris right now?"
 NAMED = {"type": "function", "function": {"name": "get_weather"}}
 
 
-def call(client: OpenAI, tool_choice, temperature: float = 1.0):
-    """One answer with the tools offered: the message and why it ended."""
+def call(client: OpenAI, tool_choice, temperature: float = 1.0, seed: int | None = None):
+    """One answer with the tools offered: the message and why it ended (a seed makes it repeatable)."""
     r = client.chat.completions.create(
         model="chat", messages=[{"role": "user", "content": QUESTION}], tools=TOOLS,
-        tool_choice=tool_choice, max_tokens=80, temperature=temperature)
+        tool_choice=tool_choice, max_tokens=80, temperature=temperature, seed=seed)
     return r.choices[0].message, r.choices[0].finish_reason
 
 

@@ -614,7 +614,8 @@ JOB = Job(
               "empty first chunk: by its own timings it ends at the first chunk that brings a token, and the chunks "
               "it counts as bringing tokens are the raw stream's chunks with text.", decide_guidellm_ttft),
         Claim("bench-definitions.guidellm-itl", "GuideLLM's ITL is one mean per request: (last token - first "
-              "token) / (n - 1), vLLM's TPOT under another name.", decide_guidellm_itl),
+              "token) / (n - 1), which is vLLM's TPOT under another name while the last chunk with choices holds a "
+              "token (every request here ran with ignore_eos).", decide_guidellm_itl),
         Claim("bench-definitions.guidellm-tpot", "GuideLLM's TPOT counts the first token in: (last token - request "
               "start) / n, above its ITL for every request.", decide_guidellm_tpot),
         Claim("bench-definitions.guidellm-forces-length", "GuideLLM asks the server to ignore the end-of-sequence "

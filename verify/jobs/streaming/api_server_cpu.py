@@ -8,8 +8,9 @@ The kernel counts CPU time in clock ticks of 10 ms, so each batch is made large
 enough that the API server's CPU spans many ticks, and a batch that spans fewer
 than MIN_TICKS cannot settle the comparison. One batch can be far off (a single
 fresh run once measured the non-streamed batch at twice its usual cost), so the
-batches run in ROUNDS interleaved pairs and the rule decides on the median of
-the paired ratios.
+batches run in up to ROUNDS interleaved pairs and the rule decides on the median of
+the paired ratios. The rounds stop once the rest could not move that median across its
+threshold (more than half of ROUNDS ratios on one side at every concurrency).
 """
 
 from __future__ import annotations
@@ -70,8 +71,27 @@ def _batch(ctx, snippet, stream: bool, concurrency: int, total: int, round_: int
 def collect(ctx) -> dict:
     snippet = ctx.snippet(SNIPPET)
     order = ((False, True), (True, False))
-    return {"batches": [_batch(ctx, snippet, stream, c, n, r) for r in range(ROUNDS) for c, n in LEVELS.items()
-                        for stream in order[r % 2]]}
+    d: dict = {"batches": []}
+    for r in range(ROUNDS):
+        d["batches"] += [_batch(ctx, snippet, stream, c, n, r) for c, n in LEVELS.items() for stream in order[r % 2]]
+        d["stopped"] = settled(d)
+        if d["stopped"]["settled"]:
+            break
+    return d
+
+
+def settled(d) -> dict:
+    """Whether the rounds still to run could change the verdict: the median of ROUNDS ratios is on one side of
+    the threshold once more than half of them are, at every concurrency."""
+    rounds = len({b["round"] for b in d["batches"]})
+    sides = {}
+    for c in LEVELS:
+        ratios = paired_ratios(d, c)
+        above = sum(r > 1 + MORE_MARGIN for r in ratios)
+        sides[c] = "above" if above > ROUNDS / 2 else "not above" if len(ratios) - above > ROUNDS / 2 else None
+    done = all(sides.values()) or rounds >= ROUNDS
+    return {"rounds": rounds, "max_rounds": ROUNDS, "settled": done,
+            "why": "; ".join(f"concurrency {c}: {s or 'open'}" for c, s in sides.items())}
 
 
 def cpu_per_token_ms(batch: dict) -> dict[str, float]:
@@ -111,6 +131,10 @@ def decide_streaming_costs_more(d):
     ratios = {c: paired_ratios(d, c) for c in LEVELS}
     if not all(ratios.values()):
         return verdict_if(None, "a concurrency has no pair of batches to compare")
+    stop = settled(d)
+    if not stop["settled"]:
+        return verdict_if(None, f"{stop['rounds']} of up to {ROUNDS} rounds, which do not settle the median "
+                                f"({stop['why']})")
     medians = {c: statistics.median(r) for c, r in ratios.items()}
     return verdict_if(all(m > 1 + MORE_MARGIN for m in medians.values()),
                       "; ".join(f"concurrency {c}: streamed / not streamed API server CPU per token, median "
@@ -155,8 +179,9 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("api-server-cpu.streaming-costs-more", "Streaming costs the API server more CPU per generated token "
-              f"than the same requests without streaming: the median of {ROUNDS} paired batches is more than "
-              f"{MORE_MARGIN:.0%} higher at each concurrency.", decide_streaming_costs_more),
+              f"than the same requests without streaming: the median of the paired batches (up to {ROUNDS}, fewer once "
+              f"the rest could not change the verdict) is more than {MORE_MARGIN:.0%} higher at each concurrency.",
+              decide_streaming_costs_more),
         Claim("api-server-cpu.small-beside-engine", "On the embedded CPU profile, the API server's CPU per token is a "
               "small fraction of the engine's.", decide_small_beside_engine),
     ),

@@ -32,8 +32,9 @@ def collect(ctx) -> dict:
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
     out = {"tools": {t["function"]["name"]: t["function"]["parameters"] for t in tools.TOOLS}}
     for name, choice in (("named", tools.NAMED), ("required", "required"), ("auto", "auto")):
-        answers = [_message(*tools.call(client, choice)) for _ in range(SAMPLES)]
-        out[name] = capture.results("answers", answers, samples=answers, tool_choice=choice)
+        # Seeded: each verdict is about these answers, and a run on the same release gives them again.
+        answers = [_message(*tools.call(client, choice, seed=seed)) for seed in range(SAMPLES)]
+        out[name] = capture.results("answers", answers, samples=answers, tool_choice=choice, seeds=list(range(SAMPLES)))
     cut = client.chat.completions.create(
         model="chat", messages=[{"role": "user", "content": tools.QUESTION}], tools=tools.TOOLS,
         tool_choice="required", max_tokens=CUT_MAX_TOKENS, temperature=0)
@@ -53,12 +54,17 @@ def _valid_call(d, call: dict) -> bool:
     return call["name"] in d["tools"] and isinstance(value, dict) and not schema_errors(value, d["tools"][call["name"]])
 
 
+def _seeds(answers: dict) -> str:
+    seeds = answers.get("seeds") or []
+    return f"seeds {seeds[0]} to {seeds[-1]}" if seeds else "unseeded"
+
+
 def decide_named(d):
     s = d["named"]["samples"]
     ok = [len(m["tool_calls"]) == 1 and m["tool_calls"][0]["name"] == "get_weather" and _valid_call(d, m["tool_calls"][0])
           for m in s]
     return verdict_if(len(s) == SAMPLES and all(ok),
-                      f"{sum(ok)} of {len(s)} answers (temperature 1.0) hold one call of get_weather whose arguments "
+                      f"{sum(ok)} of {len(s)} answers (temperature 1.0, {_seeds(d['named'])}) hold one call of get_weather whose arguments "
                       f"parse and match its schema; arguments: " + "; ".join(
                           m["tool_calls"][0]["arguments"] if m["tool_calls"] else "none" for m in s))
 
