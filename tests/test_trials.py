@@ -30,3 +30,28 @@ def test_trials_stop_at_the_minimum_once_settled_and_run_to_the_maximum_otherwis
     # Values on both sides of the threshold never settle: every trial up to the maximum runs.
     trials, why = until_settled(lambda i: [1.0, 3.0][i % 2], lambda t: [clear_of(t, 2.0, 0.9, "t")], 5, 9)
     assert len(trials) == 9 and not why["settled"] and why["why"] == ["not settled"]
+
+
+def test_median_range_bounds_the_median_the_remaining_values_could_give():
+    from itertools import product
+    from statistics import median
+
+    from verify.measure.trials import median_range
+    known = [1.0, 3.0]
+    lo, hi = median_range(known, 3)
+    assert (lo, hi) == (1.0, 3.0)
+    # Every third value gives a median inside the range, and the bounds are reached.
+    medians = [median(known + [x]) for x in (-10.0, 0.0, 2.0, 5.0, 10.0)]
+    assert min(medians) == lo and max(medians) == hi
+    # Two unknown of four: nothing is settled yet.
+    assert median_range(known, 4) == (float("-inf"), float("inf"))
+    # With every value known, the range is the median itself.
+    assert median_range([1.0, 2.0, 9.0], 3) == (2.0, 2.0)
+    # Brute force over small integers: the bounds are exact.
+    for a, b in product(range(4), repeat=2):
+        got = [median([a, b, c, d]) for c, d in product(range(-2, 7), repeat=2)]
+        lo, hi = median_range([a, b], 4)
+        assert lo <= min(got) and max(got) <= hi
+    import pytest
+    with pytest.raises(ValueError):
+        median_range([1.0, 2.0], 1)

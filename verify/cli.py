@@ -10,6 +10,7 @@
     verify prepare                  install the profile's vLLM release and convert the embedded model (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
     verify bench                    start-up, first-token and memory figures
+    verify floor                    the least time a full re-measure could take, from the committed records
     verify probe URL                the streaming article's path checks against any endpoint
     verify programs [MODE]          the programs (proxies, Prometheus, a browser) each command needs
 """
@@ -153,6 +154,13 @@ def cmd_bench(args) -> int:
     return bench(get_profile(args.profile), progress=_progress)
 
 
+def cmd_floor(args) -> int:
+    from verify.runner.floor import floor
+    for line in floor(get_profile(args.profile), args.evidence_dir).lines():
+        print(line)
+    return 0
+
+
 def cmd_programs(args) -> int:
     """The external programs a bootstrap mode needs; with --missing, just the Debian packages to install."""
     from verify.config import programs
@@ -238,6 +246,11 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("bench", help="print start-up, first-token and memory figures")
     s.add_argument("--profile", **prof)
     s.set_defaults(func=cmd_bench)
+
+    s = sub.add_parser("floor", help="the least wall time a full re-measure could take, from the committed records")
+    s.add_argument("--profile", **prof)
+    s.add_argument("--evidence-dir", type=Path, default=None, help=argparse.SUPPRESS)
+    s.set_defaults(func=cmd_floor)
 
     s = sub.add_parser("programs", help="the programs that are not Python packages, what needs them, whether "
                                         "they are installed (standard library only)")

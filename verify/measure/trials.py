@@ -63,3 +63,20 @@ def until_settled(trial: Callable[[int], T], settled: Callable[[list[T]], list[s
     reasons = settled(trials)
     return trials, {"trials": len(trials), "min_trials": min_trials, "max_trials": max_trials, "settled": False,
                     "why": [r or "not settled" for r in reasons]}
+
+
+def median_range(known: list[float], total: int) -> tuple[float, float]:
+    """The least and the greatest median that `total` values could have when `known` are some of them.
+
+    For rules that decide on the median of a fixed number of rounds: once the remaining rounds could
+    not move the median across a threshold whatever they measure (the range lies on one side of it),
+    running them would not change the verdict, and the rounds can stop.
+    """
+    import statistics
+    rest = total - len(known)
+    if rest < 0:
+        raise ValueError(f"{len(known)} values known of {total}")
+    if not known and rest:
+        return float("-inf"), float("inf")
+    return (statistics.median(list(known) + [float("-inf")] * rest),
+            statistics.median(list(known) + [float("inf")] * rest))

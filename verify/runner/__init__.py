@@ -250,6 +250,9 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
                               phases, offline_parts)
     for line in log.summary(time.monotonic() - t_run):
         progress(line)
+    if run_all and not ids:  # the run's wall time beside the least the jobs' own work needs
+        from verify.runner.floor import floor
+        progress(floor(profile, evidence_root).lines()[0] + " (verify floor explains it)")
     disagreements = _sample_disagreements(sampled, profile, evidence_root, sample_root, log, progress) \
         if sampled else []
     if sample:

@@ -81,14 +81,14 @@ def collect(ctx) -> dict:
 
 
 def settled(d) -> dict:
-    """Whether the rounds still to run could change the verdict: the median of ROUNDS ratios is on one side of
-    the threshold once more than half of them are, at every concurrency."""
+    """Whether the rounds still to run could change the verdict: at every concurrency, whatever they measure,
+    the median of ROUNDS ratios would stay on the side of the threshold it is on."""
+    from verify.measure.trials import median_range
     rounds = len({b["round"] for b in d["batches"]})
     sides = {}
     for c in LEVELS:
-        ratios = paired_ratios(d, c)
-        above = sum(r > 1 + MORE_MARGIN for r in ratios)
-        sides[c] = "above" if above > ROUNDS / 2 else "not above" if len(ratios) - above > ROUNDS / 2 else None
+        lo, hi = median_range(paired_ratios(d, c), ROUNDS)
+        sides[c] = "above" if lo > 1 + MORE_MARGIN else "not above" if hi <= 1 + MORE_MARGIN else None
     done = all(sides.values()) or rounds >= ROUNDS
     return {"rounds": rounds, "max_rounds": ROUNDS, "settled": done,
             "why": "; ".join(f"concurrency {c}: {s or 'open'}" for c, s in sides.items())}
