@@ -1,0 +1,73 @@
+"""api-server-cpu: the paired rounds stop once the rest could not move the median ratio across its threshold.
+
+Replays the committed records (captured from a live vLLM server), cut back to fewer rounds or edited.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules._records import PROFILES, decide, record
+from verify.jobs.streaming import api_server_cpu as job
+
+CLAIM = "streaming-costs-more"
+
+
+def _rounds(d: dict, n: int) -> dict:
+    d["batches"] = [b for b in d["batches"] if b["round"] < n]
+    return d
+
+
+def _scale_api_cpu(batch: dict, factor: float) -> None:
+    """Scale the API server's CPU used in a recorded batch (its listener's reading after the batch)."""
+    before = {p["pid"]: p["cpu_s"] for p in batch["before"]}
+    listener = batch["after"][0]
+    start = before.get(listener["pid"], 0.0)
+    listener["cpu_s"] = start + (listener["cpu_s"] - start) * factor
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_one_round_settles_nothing(profile):
+    d = _rounds(record("api-server-cpu", profile), 1)
+    assert not job.settled(d)["settled"]
+    v = decide("api-server-cpu", CLAIM, d)
+    assert v["verdict"] == "inconclusive" and "1 of up to 3 rounds" in v["because"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_two_rounds_on_one_side_give_the_verdict_three_would(profile):
+    d = record("api-server-cpu", profile)
+    if len({b["round"] for b in d["batches"]}) < 2:
+        pytest.skip("the record ran fewer than two rounds")
+    two = _rounds(record("api-server-cpu", profile), 2)
+    stop = job.settled(two)
+    assert stop["settled"] and stop["why"] == "concurrency 1: above; concurrency 8: above"
+    assert decide("api-server-cpu", CLAIM, two)["verdict"] == "confirmed"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_two_rounds_either_side_of_the_threshold_leave_it_open(profile):
+    # The second round's streamed batch at concurrency 1 made as cheap as its pair: one ratio above 1.10,
+    # one at 1.0, so a third round decides where the median falls.
+    d = _rounds(record("api-server-cpu", profile), 2)
+    n, s = job._by(d, False, 1)[1], job._by(d, True, 1)[1]
+    ratio = job.cpu_per_token_ms(s)["api"] / job.cpu_per_token_ms(n)["api"]
+    _scale_api_cpu(s, 1 / ratio)
+    stop = job.settled(d)
+    assert not stop["settled"] and "concurrency 1: open" in stop["why"]
+    assert decide("api-server-cpu", CLAIM, d)["verdict"] == "inconclusive"
+    # With all three rounds the median decides, whatever the rounds say.
+    full = record("api-server-cpu", profile)
+    assert job.settled(full)["settled"] or len({b["round"] for b in full["batches"]}) < job.ROUNDS
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_two_rounds_below_the_threshold_settle_a_refutation(profile):
+    d = _rounds(record("api-server-cpu", profile), 2)
+    for c in job.LEVELS:
+        for n, s in zip(job._by(d, False, c), job._by(d, True, c)):
+            _scale_api_cpu(s, job.cpu_per_token_ms(n)["api"] / job.cpu_per_token_ms(s)["api"])
+    stop = job.settled(d)
+    assert stop["settled"] and stop["why"] == "concurrency 1: not above; concurrency 8: not above"
+    assert decide("api-server-cpu", CLAIM, d)["verdict"] == "refuted"
+
