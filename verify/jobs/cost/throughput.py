@@ -2,9 +2,12 @@
 
 At each concurrency, that many identical-length generations run at once;
 throughput is the tokens generated divided by the wall time of the batch.
-Each level is measured in several rounds, levels interleaved, and the median
-kept. The cost per million generated tokens comes from the page's snippet, at
-an hourly price that is an assumption stated in this file, not a measurement.
+Each level is measured in up to ROUNDS rounds, levels interleaved, and the median
+kept; the rounds stop once the rest could not change a verdict (whatever they
+measure, every rule's medians would stay on the side of its threshold they are
+on), and a record with fewer rounds that do not settle it is inconclusive. The
+cost per million generated tokens comes from the page's snippet, at an hourly
+price that is an assumption stated in this file, not a measurement.
 """
 
 from __future__ import annotations
@@ -53,10 +56,15 @@ def _batch(ctx, concurrency: int) -> dict:
 
 def collect(ctx) -> dict:
     snippet = ctx.snippet(SNIPPET)
-    rounds = [[_batch(ctx, c) for c in LEVELS] for _ in range(ROUNDS)]
+    rounds: list[list[dict]] = []
+    while len(rounds) < ROUNDS:
+        rounds.append([_batch(ctx, c) for c in LEVELS])
+        stopped = settled({"rounds": rounds})
+        if stopped["settled"]:
+            break
     medians = {str(c): statistics.median(r[i]["tokens"] / r[i]["seconds"] for r in rounds)
                for i, c in enumerate(LEVELS)}
-    return {"rounds": rounds, "price_per_hour": ASSUMED_PRICE_PER_HOUR,
+    return {"rounds": rounds, "stopped": stopped, "price_per_hour": ASSUMED_PRICE_PER_HOUR,
             "cost_per_million": {c: round(snippet.cost_per_million(ASSUMED_PRICE_PER_HOUR, tps), 4)
                                  for c, tps in medians.items()}}
 
@@ -69,7 +77,54 @@ def throughput(d) -> dict[int, dict]:
     return out
 
 
+def _bounds(d) -> dict[int, tuple[float, float]]:
+    """Per level, the least and greatest median ROUNDS rounds could still reach, given the rounds recorded."""
+    from verify.measure.trials import median_range
+    return {c: median_range([r[i]["tokens"] / r[i]["seconds"] for r in d["rounds"]], ROUNDS)
+            for i, c in enumerate(LEVELS)}
+
+
+def _rises_side(b: dict[int, tuple[float, float]]) -> bool | None:
+    """The verdict of "rises" whatever the remaining rounds measure (None: they could still change it)."""
+    pairs = list(zip(LEVELS, LEVELS[1:]))
+    if all(b[y][0] > RISE_FACTOR * b[x][1] for x, y in pairs):
+        return True
+    if any(b[y][1] <= RISE_FACTOR * b[x][0] for x, y in pairs):
+        return False
+    return None
+
+
+def _falls_side(b: dict[int, tuple[float, float]]) -> bool | None:
+    """The verdict of "cost falls" (one alone's cost over the top level's above 2, i.e. the top level's
+    median throughput above twice one alone's) whatever the remaining rounds measure."""
+    lo, hi = b[LEVELS[-1]][0] / b[LEVELS[0]][1], b[LEVELS[-1]][1] / b[LEVELS[0]][0]
+    return True if lo > 2 else False if hi <= 2 else None
+
+
+def settled(d) -> dict:
+    """Whether the rounds still to run (up to ROUNDS) could change a verdict."""
+    rounds = len(d["rounds"])
+    if rounds < ROUNDS and 2 * rounds <= ROUNDS:
+        # The rest could still put any value in the middle: no median is bounded yet.
+        return {"rounds": rounds, "max_rounds": ROUNDS, "settled": False, "why": "too few rounds to bound a median"}
+    b = _bounds(d)
+    sides = {"rises": _rises_side(b), "cost falls": _falls_side(b)}
+    done = rounds >= ROUNDS or all(v is not None for v in sides.values())
+    return {"rounds": rounds, "max_rounds": ROUNDS, "settled": done,
+            "why": "; ".join(f"{k}: {'open' if v is None else 'holds' if v else 'fails'}" for k, v in sides.items())}
+
+
+def _unsettled(d):
+    stop = settled(d)
+    if stop["settled"]:
+        return None
+    return verdict_if(None, f"{stop['rounds']} of up to {ROUNDS} rounds, which do not settle the medians "
+                            f"({stop['why']})")
+
+
 def decide_rises(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     t = throughput(d)
     ok = all(t[b]["median"] > RISE_FACTOR * t[a]["median"] for a, b in zip(LEVELS, LEVELS[1:]))
     return verdict_if(ok, "median tokens per second over " + f"{len(d['rounds'])} rounds: " +
@@ -86,6 +141,8 @@ def decide_cost_falls(d):
     snippet_cost = {int(c): v for c, v in d["cost_per_million"].items()}
     if any(abs(snippet_cost[c] - cost[c]) > 1e-3 * cost[c] + 1e-4 for c in LEVELS):
         raise ValueError(f"the snippet's costs {snippet_cost} are not the measured throughput's {cost}")
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     ratio = cost[LEVELS[0]] / cost[LEVELS[-1]]
     return verdict_if(ratio > 2, f"at ${d['price_per_hour']:.2f}/hour (assumed): ${cost[LEVELS[0]]:.2f} per million "
                                  f"tokens one request at a time, ${cost[LEVELS[-1]]:.2f} with {LEVELS[-1]} at once "

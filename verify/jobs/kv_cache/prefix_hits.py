@@ -4,8 +4,9 @@ Each prompt is built to an exact token count (checked with the server's
 /tokenize), sent once cold and then again after an unrelated request, each
 request alone, and the engine's prefix-cache counters are read around each
 one. A fresh cache_salt per prompt keeps earlier runs' cache out of it. The
-longest prompt is also timed cold and warm, three times each, to see what a
-hit saves.
+longest prompt is also timed cold and warm, up to three times each, to see what a
+hit saves: the rounds stop once the rest could not move the medians across the
+rule's threshold (whatever they measured), and the record keeps why they stopped.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from verify.measure import units
 # one more than one, exactly two, and long.
 LENGTHS = (100, 128, 129, 256, 300, 1400)
 TIMED_LENGTH = 1400
-TIMED_ROUNDS = 3
+TIMED_ROUNDS = 3  # at most; fewer once the rest could not change the verdict (timed_settled)
 MAX_TOKENS = 24
 # "A hit saves the prefill": the warm median TTFT below this share of the cold median.
 FASTER_BELOW = 0.5
@@ -76,12 +77,35 @@ def collect(ctx) -> dict:
             between = _one(ctx, client, "An unrelated request.", uuid.uuid4().hex)
             warm = _one(ctx, client, prompt, salt)
             lengths[str(n)] = {"cold": cold, "between": between, "warm": warm}
-        timed = []
+        d = {"block_size": block, "lengths": lengths, "timed": []}
         prompt = exact_prompt(ctx.server.url, client, TIMED_LENGTH)
         for _ in range(TIMED_ROUNDS):
             salt = uuid.uuid4().hex
-            timed.append({"cold": _one(ctx, client, prompt, salt), "warm": _one(ctx, client, prompt, salt)})
-    return {"block_size": block, "lengths": lengths, "timed": timed}
+            d["timed"].append({"cold": _one(ctx, client, prompt, salt), "warm": _one(ctx, client, prompt, salt)})
+            d["stopped"] = timed_settled(d)
+            if d["stopped"]["settled"]:
+                break
+    return d
+
+
+def timed_settled(d) -> dict:
+    """Whether the timed rounds still to run could change the verdict of decide_faster: whatever they measure,
+    the median of TIMED_ROUNDS warm TTFTs stays on one side of FASTER_BELOW x the median of TIMED_ROUNDS cold
+    ones (median_range: the least and greatest median the full rounds could still reach)."""
+    from verify.measure.trials import median_range
+    cold = [t["cold"]["ttft_s"] for t in d["timed"]]
+    warm = [t["warm"]["ttft_s"] for t in d["timed"]]
+    rounds = len(d["timed"])
+    if None in cold or None in warm:
+        side = "a timed request produced no text"  # inconclusive whatever follows
+    else:
+        c_lo, c_hi = median_range(cold, TIMED_ROUNDS)
+        w_lo, w_hi = median_range(warm, TIMED_ROUNDS)
+        side = ("below" if w_hi < FASTER_BELOW * c_lo else "not below" if w_lo >= FASTER_BELOW * c_hi else None)
+        side = side and (f"warm median {side} {FASTER_BELOW:.0%} of cold whatever the rest measure (warm "
+                         f"{units.ms(w_lo)} to {units.ms(w_hi)}, cold {units.ms(c_lo)} to {units.ms(c_hi)})")
+    return {"rounds": rounds, "max_rounds": TIMED_ROUNDS, "settled": bool(side) or rounds >= TIMED_ROUNDS,
+            "why": side or "open"}
 
 
 def expected_hits(n: int, block: int) -> int:
@@ -124,9 +148,15 @@ def decide_faster(d):
     warm = [t["warm"]["ttft_s"] for t in d["timed"]]
     if None in cold or None in warm:
         return Verdict(INCONCLUSIVE, "a timed request produced no text")
+    stop = timed_settled(d)
+    if not stop["settled"]:
+        return Verdict(INCONCLUSIVE, f"{len(cold)} of up to {TIMED_ROUNDS} timed rounds, which do not settle the "
+                                     f"medians ({stop['why']})")
     c, w = statistics.median(cold), statistics.median(warm)
+    rounds = f"{len(cold)} rounds" if len(cold) >= TIMED_ROUNDS else \
+        f"{len(cold)} rounds of up to {TIMED_ROUNDS} (the rest could not change the verdict)"
     return verdict_if(w < FASTER_BELOW * c,
-                      f"{TIMED_LENGTH}-token prompt, {len(cold)} rounds: TTFT cold median {units.ms(c)} "
+                      f"{TIMED_LENGTH}-token prompt, {rounds}: TTFT cold median {units.ms(c)} "
                       f"(range {units.ms(min(cold))} to {units.ms(max(cold))}), with a hit median {units.ms(w)} "
                       f"(range {units.ms(min(warm))} to {units.ms(max(warm))}); threshold {FASTER_BELOW:.0%} of cold")
 

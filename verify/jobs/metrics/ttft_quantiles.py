@@ -5,7 +5,8 @@ Requests go one at a time, streamed, half with a short prompt and half with a
 long one (fresh cache_salt each, so nothing hits the prefix cache); the client
 times each first token. Prometheus is then asked for p50, p90 and p99 of the
 increase of vllm:time_to_first_token_seconds_bucket between a scrape before the
-requests and one after them, and for the bucket counts themselves.
+requests and one after them (each the first scrape taken once the server was idle, waited
+for rather than slept for), and for the bucket counts themselves.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ NOT_EXACT_ABOVE = 0.05
 CLIENT_SLACK_S = 0.02
 CONFIG, RULES = "metrics/prometheus.yml", ("metrics/recording-rules.yml", "metrics/alert-rules.yml")
 BUCKET = "vllm:time_to_first_token_seconds_bucket"
+# The window's ends wait for a scrape taken after the server was seen idle, polled this often, for at most this long.
+SCRAPE_POLL_S, SCRAPE_WAIT_S = 0.1, 10.0
 
 
 def _ttft(ctx, client, prompt: str) -> dict:
@@ -60,21 +63,37 @@ def collect(ctx) -> dict:
         short, long = (exact_prompt(ctx.server.url, client, n) for n in (SHORT_TOKENS, LONG_TOKENS))
         metrics.wait_idle(ctx.server.url)
         up = wait_for(prom.targets_up, 30)
-        time.sleep(3 * SCRAPE_S)  # a scrape of the idle server lies before t_start
+        # A scrape of the idle server lies before t_start: wait for one taken after the server was seen idle
+        # (about a scrape interval; a fixed 3 s before).
+        idle = time.time()
+        before = wait_for(lambda: _scraped_after(prom, idle), SCRAPE_WAIT_S, SCRAPE_POLL_S)
         t_start = time.time()
         time.sleep(0.1)
         requests = [_ttft(ctx, client, p) for _ in range(ROUNDS) for p in (short, long)]
         metrics.wait_idle(ctx.server.url)
-        time.sleep(3 * SCRAPE_S)  # and one after the last request
+        # And one after the last request: taken after the server was seen idle again.
+        idle_after = time.time()
+        after = wait_for(lambda: _scraped_after(prom, idle_after), SCRAPE_WAIT_S, SCRAPE_POLL_S)
         t_end = time.time()
         window = f"(sum by (le) ({BUCKET}) - sum by (le) ({BUCKET} @ {t_start:.3f}))"
         estimates = {str(q): prom.query(f"histogram_quantile({q}, {window})", at=t_end) for q in QUANTILES}
         buckets = prom.query(window, at=t_end)
+    error = ("Prometheus never reported the server's target up" if not up else
+             f"Prometheus took no scrape of the idle server within {SCRAPE_WAIT_S:g} s before the requests"
+             if not before else
+             f"Prometheus took no scrape within {SCRAPE_WAIT_S:g} s after the last request" if not after else None)
     return {"target_up": up, "requests": requests,
-            "prometheus": capture.results("query", buckets, estimates=estimates,
-                                          error=None if up else "Prometheus never reported the server's target up",
+            "prometheus": capture.results("query", buckets, estimates=estimates, error=error,
                                           buckets={b["metric"]["le"]: float(b["value"][1]) for b in buckets}),
-            "t_start": t_start, "t_end": t_end}
+            "t_start": t_start, "t_end": t_end,
+            "scrape_waits_s": {"before": round(t_start - idle, 3), "after": round(t_end - idle_after, 3)}}
+
+
+def _scraped_after(prom, t: float) -> bool:
+    """Whether Prometheus holds a scrape of the server's TTFT buckets taken after t (a scrape's time is when it
+    began, so it saw the server as it was after t)."""
+    got = prom.query(f"max(timestamp({BUCKET}))")
+    return bool(got) and float(got[0]["value"][1]) > t
 
 
 def exact(values: list[float], q: float) -> float:

@@ -5,7 +5,10 @@ child on the run's shared engine; the server part runs on the run's own default
 server (one engine at a time, and no start of its own). The offline engine's
 scheduling limits are read from the engine object; the server's are observed:
 more requests in flight than it runs, with /metrics sampled every 50 ms. The
-page's snippet runs the same greedy batch through both, TRIALS times each. The
+page's snippet runs the same greedy batch through both: TRIALS times offline,
+and up to TRIALS times through the server, which stops once the rest could not
+change the throughput verdict (whatever they measured, the server's median of
+TRIALS would stay on its side of the offline median's tolerance). The
 start-up figures are the starts the run made anyway, on one clock: the offline
 child's launch to its first constructed vllm.LLM (a fresh process), and every
 server start of the run before this job, launch to healthy.
@@ -74,7 +77,7 @@ def server_phase(ctx, data: dict) -> dict:
     api, url = ctx.base_url, ctx.server.url
     model = httpx.get(api + "/models", timeout=10).json()["data"][0]["id"]
     asyncio.run(snippet.through_server(api, model, ["Warm up."], 4))
-    for _ in range(TRIALS):
+    while len(server["trials"]) < TRIALS:
         metrics.wait_idle(url)
         sampler = metrics.Sampler(url)
         sampler.start()
@@ -95,7 +98,28 @@ def server_phase(ctx, data: dict) -> dict:
             peak_waiting=max((s["num_requests_waiting"] for s in samples), default=None),
             peak_kv_usage=max((s["kv_cache_usage_perc"] for s in samples), default=None),
             samples=len(samples)))
+        server["stopped"] = settled({**data, "server": server})
+        if server["stopped"]["settled"]:
+            break
     return {"server": server}
+
+
+def settled(d: dict) -> dict:
+    """Whether the server trials still to run (up to TRIALS) could change the throughput verdict: the
+    offline median at its least against the server's at its greatest (and the other way round), each
+    the median TRIALS trials could still reach."""
+    from verify.measure.trials import median_range
+    off = [throughput(t, d) for t in d["offline"]["trials"]]
+    srv = [throughput(t, d) for t in d["server"]["trials"]]
+    n = min(len(off), len(srv))
+    if n < TRIALS and 2 * n <= TRIALS:
+        return {"trials": n, "max_trials": TRIALS, "settled": False, "why": "too few trials to bound a median"}
+    (off_lo, off_hi), (srv_lo, srv_hi) = median_range(off, TRIALS), median_range(srv, TRIALS)
+    side = True if off_lo >= srv_hi * (1 - THROUGHPUT_TOLERANCE) else \
+        False if off_hi < srv_lo * (1 - THROUGHPUT_TOLERANCE) else None
+    return {"trials": len(srv), "max_trials": TRIALS, "settled": n >= TRIALS or side is not None,
+            "why": f"offline median {off_lo:.0f} to {off_hi:.0f} tokens/s, server median {srv_lo:.0f} to "
+                   f"{srv_hi:.0f} tokens/s: {'open' if side is None else 'holds' if side else 'fails'}"}
 
 
 def throughput(trial: dict, d: dict) -> float:
@@ -130,9 +154,13 @@ def decide_larger_limits(d):
 
 
 def decide_throughput(d):
+    stop = settled(d)
+    if not stop["settled"]:
+        return verdict_if(None, f"{len(d['offline']['trials'])} offline and {len(d['server']['trials'])} server "
+                                f"trials of up to {TRIALS}, which do not settle the medians ({stop['why']})")
     off, srv = medians(d)
     return verdict_if(off >= srv * (1 - THROUGHPUT_TOLERANCE),
-                      f"median of {TRIALS}: offline {off:.0f} tokens/s, server {srv:.0f} tokens/s "
+                      f"median of {_trials(d)}: offline {off:.0f} tokens/s, server {srv:.0f} tokens/s "
                       f"(offline/server {off / srv:.2f}; tolerance {THROUGHPUT_TOLERANCE:.0%})")
 
 
@@ -148,6 +176,12 @@ def decide_starts_sooner(d):
                       f"(markedly sooner above {STARTS_SOONER_BY:.0%}); server (launch to healthy) {_span(server)} s "
                       f"({len(server)} start{'s' if len(server) > 1 else ''}: "
                       f"{', '.join(s['name'] for s in d['server']['starts'])})")
+
+
+def _trials(d) -> str:
+    """How many trials each engine's median is of: "3", or "3 offline, 2 server"."""
+    off, srv = len(d["offline"]["trials"]), len(d["server"]["trials"])
+    return f"{off}" if off == srv else f"{off} offline, {srv} server"
 
 
 def _span(values: list[float]) -> str:

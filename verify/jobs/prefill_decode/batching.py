@@ -1,4 +1,10 @@
-"""What batching does to one request's inter-token latency and to total throughput."""
+"""What batching does to one request's inter-token latency and to total throughput.
+
+The concurrencies run in up to ROUNDS interleaved rounds; the rules decide on medians over the rounds.
+The rounds stop once the rest could not change a verdict: whatever they measured, the medians of ROUNDS
+rounds would stay on the side of each rule's threshold they are on. A record of fewer rounds that do
+not settle it is inconclusive.
+"""
 
 from __future__ import annotations
 
@@ -19,7 +25,8 @@ def collect(ctx) -> dict:
     from verify.measure import capture
     from verify.measure.metrics import wait_idle
     snippet = ctx.snippet(SNIPPET)
-    runs = []
+    d: dict = {"runs": []}
+    runs = d["runs"]
     for _ in range(ROUNDS):
         for n in CONCURRENCY:
             wait_idle(ctx.server.url)
@@ -28,7 +35,10 @@ def collect(ctx) -> dict:
             runs.append({"concurrency": n, "requests": [
                 capture.results("sse", [x for x in r.get("lines", []) if x["line"].startswith("data: ")],
                                 statuses=[r.get("status")], **r) for r in results]})
-    return {"runs": runs}
+        d["stopped"] = settled(d)
+        if d["stopped"]["settled"]:
+            break
+    return d
 
 
 def _request_figures(r) -> dict:
@@ -51,7 +61,53 @@ def by_concurrency(d) -> list[dict]:
     return out
 
 
+def _per_run(d, n: int) -> tuple[list[float], list[float]]:
+    """At concurrency n: each round's throughput, and every request's ITL."""
+    tput, itls = [], []
+    for run in (r for r in d["runs"] if r["concurrency"] == n):
+        figs = [_request_figures(r) for r in run["requests"]]
+        tput.append(n * MAX_TOKENS / max(f["last"] for f in figs))
+        itls += [f["itl"] for f in figs]
+    return tput, itls
+
+
+def _side(lo: float, hi: float, threshold: float) -> bool | None:
+    """At least threshold whatever the remaining rounds measure (True), below it whatever they measure
+    (False), or still open (None)."""
+    return True if lo >= threshold else False if hi < threshold else None
+
+
+def settled(d) -> dict:
+    """Whether the rounds still to run (up to ROUNDS) could change a verdict: each rule's ratio of the
+    top concurrency's median to one alone's, at the least and greatest the medians of ROUNDS rounds
+    could still reach."""
+    from verify.measure.trials import median_range
+    one, top = CONCURRENCY[0], CONCURRENCY[-1]
+    (t1, i1), (tn, i_n) = _per_run(d, one), _per_run(d, top)
+    rounds = min(len(t1), len(tn))
+    if rounds < ROUNDS and 2 * rounds <= ROUNDS:
+        # The rest could still put any value in the middle: no median is bounded yet.
+        return {"rounds": rounds, "max_rounds": ROUNDS, "settled": False, "why": "too few rounds to bound a median"}
+    t1r, tnr = median_range(t1, ROUNDS), median_range(tn, ROUNDS)
+    i1r, inr = median_range(i1, ROUNDS * one), median_range(i_n, ROUNDS * top)
+    sides = {"throughput": _side(tnr[0] / t1r[1], tnr[1] / t1r[0], THROUGHPUT_GAIN),
+             "itl": _side(inr[0] / i1r[1] - 1, inr[1] / i1r[0] - 1, ITL_RISE)}
+    done = rounds >= ROUNDS or all(v is not None for v in sides.values())
+    return {"rounds": rounds, "max_rounds": ROUNDS, "settled": done,
+            "why": "; ".join(f"{k}: {'open' if v is None else 'holds' if v else 'fails'}" for k, v in sides.items())}
+
+
+def _unsettled(d):
+    stop = settled(d)
+    if stop["settled"]:
+        return None
+    return verdict_if(None, f"{stop['rounds']} of up to {ROUNDS} rounds, which do not settle the medians "
+                            f"({stop['why']})")
+
+
 def decide_throughput(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     rows = by_concurrency(d)
     gain = rows[-1]["throughput"] / rows[0]["throughput"]
     return verdict_if(gain >= THROUGHPUT_GAIN, "output tokens per second: " + ", ".join(
@@ -60,6 +116,8 @@ def decide_throughput(d):
 
 
 def decide_itl(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     rows = by_concurrency(d)
     rise = rows[-1]["itl"] / rows[0]["itl"] - 1
     return verdict_if(rise >= ITL_RISE, "median inter-token latency per request: " + ", ".join(

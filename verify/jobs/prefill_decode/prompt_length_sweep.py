@@ -1,4 +1,10 @@
-"""Time to first token and inter-token latency against prompt length, with the server's own view."""
+"""Time to first token and inter-token latency against prompt length, with the server's own view.
+
+The lengths run in up to TRIALS interleaved trials and the rules decide on per-length medians. The
+trials stop once the rest could not change a verdict: whatever they measured, every median of TRIALS
+trials would stay where each rule's threshold puts it (each rule checked at the least and greatest
+value every median could still reach). A record of fewer trials that do not settle it is inconclusive.
+"""
 
 from __future__ import annotations
 
@@ -51,6 +57,9 @@ def collect(ctx) -> dict:
                 "prefill_time" in k or "time_to_first_token" in k or "inter_token_latency" in k)}
             # measure() returns the number of text chunks that arrived, not the chunks themselves.
             runs.append(capture.results("timed-request", range(r["chunks"]), sentences=n, **r, server=server))
+        stopped = settled({"runs": runs})
+        if stopped["settled"]:
+            break
     # The longest prompt once more, word for word: what a repeat costs.
     metrics.wait_idle(ctx.server.url)
     before = metrics.read_all(ctx.server.url)
@@ -60,7 +69,110 @@ def collect(ctx) -> dict:
     # What the prefix cache says it served: the claim is about the cache, not only the clock.
     cache = {name: moved.get(f"vllm:prefix_cache_{name}_total", 0.0) for name in ("queries", "hits")}
     repeat = capture.results("timed-request", range(r["chunks"]), **r, prefix_cache=cache)
-    return {"runs": runs, "repeat_of_last": repeat}
+    return {"runs": runs, "stopped": stopped, "repeat_of_last": repeat}
+
+
+# --- when the trials can stop
+
+def _server_itl(r) -> float:
+    return r["server"]["inter_token_latency_seconds_sum"] / r["server"]["inter_token_latency_seconds_count"]
+
+
+_FIGURES = {"ttft": lambda r: r["ttft"], "itl": lambda r: r["itl"],
+            "prefill": lambda r: r["server"]["request_prefill_time_seconds_sum"], "server_itl": _server_itl}
+
+
+def _bounds(d) -> list[dict]:
+    """Per prompt length: for each figure, the least and greatest median TRIALS trials could still reach."""
+    from verify.measure.trials import median_range
+    out = []
+    for n in SENTENCES:
+        rs = [r for r in d["runs"] if r["sentences"] == n]
+        out.append({"prompt_tokens": rs[0]["prompt_tokens"] if rs else None,
+                    **{k: median_range([f(r) for r in rs], TRIALS) for k, f in _FIGURES.items()}})
+    return out
+
+
+def _ratio_range(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    """The least and greatest a / b for a and b in their ranges (b positive)."""
+    return a[0] / b[1] if a[0] >= 0 else a[0] / b[0], a[1] / b[0] if a[1] >= 0 else a[1] / b[1]
+
+
+def _abs_range(r: tuple[float, float]) -> tuple[float, float]:
+    lo, hi = r
+    return (0.0 if lo <= 0 <= hi else min(abs(lo), abs(hi))), max(abs(lo), abs(hi))
+
+
+def _and(*sides: bool | None) -> bool | None:
+    return False if False in sides else None if None in sides else True
+
+
+def _grows_side(b: list[dict], k: str, factor: float | None) -> bool | None:
+    rising = [True if x[k][1] < y[k][0] else False if x[k][0] >= y[k][1] else None for x, y in zip(b, b[1:])]
+    if factor is None:
+        return _and(*rising)
+    lo, hi = _ratio_range(b[-1][k], b[0][k])
+    return _and(*rising, True if lo >= factor else False if hi < factor else None)
+
+
+def _linear_side(b: list[dict]) -> bool | None:
+    per = [(x["prefill"][0] / x["prompt_tokens"], x["prefill"][1] / x["prompt_tokens"]) for x in b[1:]]
+    if max(p[1] for p in per) / min(p[0] for p in per) - 1 <= LINEAR_SPREAD:
+        return True
+    if max(p[0] for p in per) / min(p[1] for p in per) - 1 > LINEAR_SPREAD:
+        return False
+    return None
+
+
+def _flat_side(b: list[dict]) -> bool | None:
+    change = _abs_range(tuple(x - 1 for x in _ratio_range(b[-1]["itl"], b[0]["itl"])))
+    growth = tuple(x - 1 for x in _ratio_range(b[-1]["ttft"], b[0]["ttft"]))
+    if change[1] <= ITL_FLAT and growth[0] >= TTFT_OVER_ITL * change[1]:
+        return True
+    if change[0] > ITL_FLAT or growth[1] < TTFT_OVER_ITL * change[0]:
+        return False
+    return None
+
+
+def _cheaper_side(b: list[dict]) -> bool | None:
+    tokens = b[-1]["prompt_tokens"] - b[0]["prompt_tokens"]
+    per_prompt = ((b[-1]["ttft"][0] - b[0]["ttft"][1]) / tokens, (b[-1]["ttft"][1] - b[0]["ttft"][0]) / tokens)
+    # token_costs() takes the upper middle of the sorted per-length ITL medians: an order statistic,
+    # which rises with each median, so its range is that of the lows and of the highs.
+    mid = len(b) // 2
+    generated = (sorted(x["itl"][0] for x in b)[mid], sorted(x["itl"][1] for x in b)[mid])
+    lo, hi = _ratio_range(per_prompt, generated)
+    return True if hi < PROMPT_TOKEN_SHARE else False if lo >= PROMPT_TOKEN_SHARE else None
+
+
+def _agrees_side(b: list[dict]) -> bool | None:
+    diffs = [_abs_range(tuple(v - 1 for v in _ratio_range(x["itl"], x["server_itl"]))) for x in b]
+    return True if all(hi <= ITL_AGREEMENT for _, hi in diffs) else \
+        False if any(lo > ITL_AGREEMENT for lo, _ in diffs) else None
+
+
+def settled(d) -> dict:
+    """Whether the trials still to run (up to TRIALS) could change a verdict of the sweep's rules (the
+    repeat is measured once, after the trials, and does not depend on their number)."""
+    trials = min(sum(1 for r in d["runs"] if r["sentences"] == n) for n in SENTENCES)
+    if trials < TRIALS and 2 * trials <= TRIALS:
+        # The rest could still put any value in the middle: no median is bounded yet.
+        return {"trials": trials, "max_trials": TRIALS, "settled": False, "why": "too few trials to bound a median"}
+    b = _bounds(d)
+    sides = {"ttft grows": _grows_side(b, "ttft", TTFT_GROWTH), "prefill grows": _grows_side(b, "prefill", None),
+             "prefill linear": _linear_side(b), "itl flat": _flat_side(b), "prompt token cheaper": _cheaper_side(b),
+             "itl matches server": _agrees_side(b)}
+    done = trials >= TRIALS or all(v is not None for v in sides.values())
+    return {"trials": trials, "max_trials": TRIALS, "settled": done,
+            "why": "; ".join(f"{k}: {'open' if v is None else 'holds' if v else 'fails'}" for k, v in sides.items())}
+
+
+def _unsettled(d):
+    stop = settled(d)
+    if stop["settled"]:
+        return None
+    return verdict_if(None, f"{stop['trials']} of up to {TRIALS} trials, which do not settle the medians "
+                            f"({stop['why']})")
 
 
 def by_length(d) -> list[dict]:
@@ -80,6 +192,8 @@ def by_length(d) -> list[dict]:
 
 
 def decide_ttft_grows(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     rows = by_length(d)
     rising = all(a["ttft"] < b["ttft"] for a, b in zip(rows, rows[1:]))
     ratio = rows[-1]["ttft"] / rows[0]["ttft"]
@@ -89,6 +203,8 @@ def decide_ttft_grows(d):
 
 
 def decide_prefill_grows(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     rows = by_length(d)
     rising = all(a["prefill"] < b["prefill"] for a, b in zip(rows, rows[1:]))
     return verdict_if(rising, "median server prefill time " + ", ".join(
@@ -96,6 +212,8 @@ def decide_prefill_grows(d):
 
 
 def decide_itl_flat(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     rows = by_length(d)
     change = rows[-1]["itl"] / rows[0]["itl"] - 1
     ttft_growth = rows[-1]["ttft"] / rows[0]["ttft"] - 1
@@ -107,6 +225,8 @@ def decide_itl_flat(d):
 
 
 def decide_linear(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     every = by_length(d)
     rows = every[1:]  # from about 150 tokens on: below that, fixed costs dominate (the claim leaves it out)
     per_token = [r["prefill"] / r["prompt_tokens"] for r in rows]
@@ -125,6 +245,8 @@ def token_costs(d) -> dict:
 
 
 def decide_cheaper(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     c = token_costs(d)
     share = c["prompt_token_s"] / c["generated_token_s"]
     return verdict_if(share < PROMPT_TOKEN_SHARE, f"one more prompt token adds {c['prompt_token_s'] * 1000:.2f} ms to "
@@ -133,6 +255,8 @@ def decide_cheaper(d):
 
 
 def decide_itl_agrees(d):
+    if (open_ := _unsettled(d)) is not None:
+        return open_
     rows = by_length(d)
     diffs = [abs(r["itl"] - r["server_itl"]) / r["server_itl"] for r in rows]
     return verdict_if(max(diffs) <= ITL_AGREEMENT, "client vs server inter-token latency: " + ", ".join(

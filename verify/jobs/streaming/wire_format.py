@@ -1,4 +1,11 @@
-"""The raw SSE wire format, captured with the page's own curl commands, with arrival times."""
+"""The raw SSE wire format, captured with the page's own curl commands, with arrival times.
+
+The four ways of running curl run in interleaved rounds of up to TRIALS. A way of writing the output
+(terminal or pipe) stops being run once the rounds still to come could not move either median
+spread across BURST_S, whatever they measure (two rounds at the earliest: one leaves the median of
+three unbounded); the record keeps why the rounds stopped, and a rule given fewer runs than settle
+it is inconclusive.
+"""
 
 from __future__ import annotations
 
@@ -28,14 +35,44 @@ VARIANTS = (("with_n_pipe", False, False), ("without_n_pipe", False, True),
             ("with_n_terminal", True, False), ("without_n_terminal", True, True))
 
 
+MODES = ("pipe", "terminal")
+
+
 def collect(ctx) -> dict:
     data = {"chat": _run(ctx, SNIPPETS[0], terminal=False),
             "completions": _run(ctx, SNIPPETS[1], terminal=False),
             "runs": {key: [] for key, _, _ in VARIANTS}}
-    for _ in range(TRIALS):  # interleaved, so drift in server speed hits every variant alike
+    for round_ in range(TRIALS):  # interleaved, so drift in server speed hits every variant alike
+        open_modes = [m for m in MODES if _side(data, m) is None]
+        if not open_modes:
+            break
         for key, terminal, drop in VARIANTS:
-            data["runs"][key].append(_run(ctx, SNIPPETS[0], terminal=terminal, drop_n=drop))
+            if key.rsplit("_", 1)[1] in open_modes:
+                data["runs"][key].append(_run(ctx, SNIPPETS[0], terminal=terminal, drop_n=drop))
+    data["stopped"] = {"rounds": max(len(runs) for runs in data["runs"].values()), "max_rounds": TRIALS,
+                       "why": "; ".join(f"{m}: {_side(data, m) or 'open'}" for m in MODES)}
     return data
+
+
+def _median_bounds(xs: list[float]) -> tuple[float, float]:
+    """The least and greatest _median that TRIALS runs could have, these among them."""
+    rest = max(0, TRIALS - len(xs))
+    return _median(list(xs) + [float("-inf")] * rest), _median(list(xs) + [float("inf")] * rest)
+
+
+def _side(d, mode) -> str | None:
+    """Whether the runs still to come could change the mode's verdict: "burst" or "no burst" once, whatever
+    they measure, the medians of TRIALS runs stay where they are; None while the runs so far leave it open."""
+    sp = spreads(d)
+    without, with_n = sp[f"without_n_{mode}"], sp[f"with_n_{mode}"]
+    if not without or not with_n or None in without or None in with_n:
+        return None
+    (w_lo, w_hi), (n_lo, n_hi) = _median_bounds(without), _median_bounds(with_n)
+    if w_hi <= BURST_S and n_lo > BURST_S:
+        return "burst"
+    if w_lo > BURST_S or n_hi <= BURST_S:
+        return "no burst"
+    return None
 
 
 def spreads(d) -> dict[str, list[float | None]]:
@@ -82,11 +119,17 @@ def decide_text_fields(d):
 
 def _burst(d, mode):
     sp = spreads(d)
+    runs = min(len(sp[f"without_n_{mode}"]), len(sp[f"with_n_{mode}"]))
+    if runs < TRIALS and _side(d, mode) is None:
+        return verdict_if(None, f"{mode}: {runs} of up to {TRIALS} interleaved runs each, which do not settle the "
+                                f"median spreads against {BURST_S * 1000:.0f} ms")
     without = _median(sp[f"without_n_{mode}"])
     with_n = _median(sp[f"with_n_{mode}"])
+    each = f"{TRIALS} interleaved runs each" if runs >= TRIALS else (
+        f"{runs} interleaved runs each, of up to {TRIALS}: the rest could not have changed the verdict")
     return verdict_if(without <= BURST_S and with_n > BURST_S,
                       f"{mode}: median spread of line arrivals {without * 1000:.0f} ms without -N, "
-                      f"{with_n * 1000:.0f} ms with -N ({TRIALS} interleaved runs each; burst means <= {BURST_S * 1000:.0f} ms)")
+                      f"{with_n * 1000:.0f} ms with -N ({each}; burst means <= {BURST_S * 1000:.0f} ms)")
 
 
 JOB = Job(

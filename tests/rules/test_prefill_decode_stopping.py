@@ -1,0 +1,73 @@
+"""bench-agreement: the harness requests stop once the rest could not move either median across its tolerance.
+
+Replays the committed records (captured from a live vLLM server), cut back to fewer harness requests or edited.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules._records import PROFILES, decide, record
+from verify.jobs.prefill_decode import bench_agreement as job
+
+JOB = "bench-agreement"
+
+
+def _cut(d: dict, n: int) -> dict:
+    d["harness"] = d["harness"][:n]
+    return d
+
+
+def _set(d: dict, key: str, factors: list[float]) -> None:
+    """The harness's first requests measure `key` at these multiples of the benchmark's median."""
+    ref = d["bench"]["result"][f"median_{key}_ms"] / 1000
+    for run, factor in zip(d["harness"], factors):
+        run[key] = ref * factor
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_records_settle_after_three_requests_with_the_same_verdicts(profile):
+    full = record(JOB, profile)
+    assert job.settled(full)["settled"]
+    for n in (1, 2):  # the median of five is not bounded by fewer than three
+        cut = _cut(record(JOB, profile), n)
+        assert not job.settled(cut)["settled"]
+        for claim in ("ttft-agrees", "itl-agrees"):
+            v = decide(JOB, claim, cut)
+            assert v["verdict"] == "inconclusive" and f"{n} of up to {job.REQUESTS}" in v["because"], v
+    cut = _cut(record(JOB, profile), 3)
+    assert job.settled(cut) == {"requests": 3, "max_requests": job.REQUESTS, "settled": True,
+                                "why": "TTFT: agrees; ITL: agrees"}
+    for claim in ("ttft-agrees", "itl-agrees", "same-seed-is-cached"):
+        v = decide(JOB, claim, cut)
+        assert v["verdict"] == decide(JOB, claim, full)["verdict"] == "confirmed", v
+    assert "3 of up to 5 harness requests" in decide(JOB, "ttft-agrees", cut)["because"]
+    assert "harness requests" not in decide(JOB, "ttft-agrees", full)["because"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_three_requests_far_apart_settle_a_refutation(profile):
+    d = record(JOB, profile)
+    _set(d, "ttft", [1.5, 1.6, 1.7, 1.0, 1.0])  # the last two could not bring the median back
+    cut = _cut(d, 3)
+    assert job.settled(cut)["why"].startswith("TTFT: apart")
+    assert decide(JOB, "ttft-agrees", cut)["verdict"] == "refuted"
+    assert decide(JOB, "ttft-agrees", d)["verdict"] == "refuted"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_requests_either_side_of_the_tolerance_leave_it_open_until_all_ran(profile):
+    d = record(JOB, profile)
+    _set(d, "itl", [1.0, 1.3, 0.95, 1.02, 1.01])  # one request outside: two more could still tip the median
+    cut = _cut(record(JOB, profile), 3)
+    _set(cut, "itl", [1.0, 1.3, 0.95])
+    assert not job.settled(cut)["settled"]
+    assert decide(JOB, "itl-agrees", cut)["verdict"] == "inconclusive"
+    # Four of them: the median of five lies between the second and third smallest, both within 15 %.
+    cut = _cut(record(JOB, profile), 4)
+    _set(cut, "itl", [1.0, 1.3, 0.95, 1.02])
+    assert decide(JOB, "itl-agrees", cut)["verdict"] == "confirmed"
+    # All five ran: decided whatever the spread.
+    assert job.settled(d)["settled"] and decide(JOB, "itl-agrees", d)["verdict"] == "confirmed"
+    _set(d, "itl", [1.3, 1.3, 1.3, 1.0, 1.0])
+    assert decide(JOB, "itl-agrees", d)["verdict"] == "refuted"

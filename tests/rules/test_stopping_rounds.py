@@ -1,0 +1,166 @@
+"""Rounds that stop once the verdict is settled: batching, prompt-length-sweep, throughput, offline-vs-server.
+
+Each case takes a committed record, keeps only its first rounds (as a run that stopped there would have
+recorded them) and checks that the rules give what the recorded rounds allow: inconclusive while the
+rounds still to run could change a verdict, the verdict of the full record once they could not.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.rules._records import PROFILES, decide, every_verdict, record
+from verify.jobs.cost import throughput
+from verify.jobs.offline import offline_vs_server
+from verify.jobs.prefill_decode import batching, prompt_length_sweep
+
+
+def _batching(data: dict, rounds: int) -> None:
+    data["runs"] = data["runs"][:rounds * len(batching.CONCURRENCY)]
+
+
+def _sweep(data: dict, trials: int) -> None:
+    data["runs"] = data["runs"][:trials * len(prompt_length_sweep.SENTENCES)]
+
+
+def _throughput(data: dict, rounds: int) -> None:
+    """The first rounds, with the costs the snippet gives for their medians (as collect() records them)."""
+    data["rounds"] = data["rounds"][:rounds]
+    _costs(data)
+
+
+def _costs(data: dict) -> None:
+    # The page snippet's arithmetic: the hour's price over the tokens an hour generates, per million.
+    data["cost_per_million"] = {str(c): round(data["price_per_hour"] / (t["median"] * 3600) * 1_000_000, 4)
+                                for c, t in throughput.throughput(data).items()}
+
+
+def _server(data: dict, trials: int) -> None:
+    data["server"]["trials"] = data["server"]["trials"][:trials]
+
+
+CUTS = {"batching": (_batching, batching.settled), "prompt-length-sweep": (_sweep, prompt_length_sweep.settled),
+        "throughput": (_throughput, throughput.settled), "offline-vs-server": (_server, offline_vs_server.settled)}
+TIMED = {"batching": ("throughput-rises", "itl-rises"),
+         "prompt-length-sweep": ("ttft-grows", "prefill-grows", "prefill-linear", "itl-flat", "prompt-token-cheaper",
+                                 "itl-matches-server"),
+         "throughput": ("rises-with-concurrency", "cost-falls"),
+         "offline-vs-server": ("throughput",)}
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("job_id", sorted(CUTS))
+def test_one_round_settles_nothing(job_id, profile):
+    """One round of three cannot bound a median: every timed rule is inconclusive, and says why."""
+    cut, _ = CUTS[job_id]
+    data = record(job_id, profile)
+    cut(data, 1)
+    for claim in TIMED[job_id]:
+        v = decide(job_id, claim, data)
+        assert v["verdict"] == "inconclusive", (claim, v)
+        assert "of up to 3" in v["because"], v
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("job_id", sorted(CUTS))
+def test_two_rounds_settle_or_stay_open(job_id, profile):
+    """Two rounds: where settled() says the third could not change a verdict, the rules give the full
+    record's verdicts; where it says it could, they are inconclusive."""
+    cut, settled = CUTS[job_id]
+    full = {c: decide(job_id, c, record(job_id, profile))["verdict"] for c in TIMED[job_id]}
+    data = record(job_id, profile)
+    cut(data, 2)
+    stop = settled(data)
+    for claim in TIMED[job_id]:
+        got = decide(job_id, claim, data)["verdict"]
+        assert got == (full[claim] if stop["settled"] else "inconclusive"), (claim, stop)
+
+
+# Which committed records settle after two rounds (a fact of the records, checked so a change of a
+# rule's bounds shows here): the saving the early stop gives on them.
+SETTLED_AT_TWO = {("batching", "cpu"): False, ("batching", "cpu-oldest"): True,
+                  ("prompt-length-sweep", "cpu"): False, ("prompt-length-sweep", "cpu-oldest"): True,
+                  ("throughput", "cpu"): True, ("throughput", "cpu-oldest"): True,
+                  ("offline-vs-server", "cpu"): True, ("offline-vs-server", "cpu-oldest"): True}
+
+
+@pytest.mark.parametrize("job_id,profile", sorted(SETTLED_AT_TWO))
+def test_committed_records_at_two_rounds(job_id, profile):
+    cut, settled = CUTS[job_id]
+    data = record(job_id, profile)
+    cut(data, 2)
+    assert settled(data)["settled"] is SETTLED_AT_TWO[job_id, profile], settled(data)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("job_id", sorted(CUTS))
+def test_full_records_are_settled(job_id, profile):
+    """Every round run: nothing is left to change, whatever the bounds say."""
+    _, settled = CUTS[job_id]
+    assert settled(record(job_id, profile))["settled"]
+
+
+def test_throughput_unsettled_when_a_third_round_could_flip_it():
+    """Two rounds whose 4-at-once throughputs straddle 1.2x the 2-at-once range: a third could put the
+    median of 4 at once on either side, so neither rule about rises can be decided."""
+    data = record("throughput")
+    _throughput(data, 2)
+    two = [r[1]["tokens"] / r[1]["seconds"] for r in data["rounds"]]
+    for r, tput2 in zip(data["rounds"], two):
+        r[2]["seconds"] = r[2]["tokens"] / (throughput.RISE_FACTOR * tput2)  # exactly at the threshold...
+    data["rounds"][0][2]["seconds"] *= 0.5  # ...one round far above it, the other at it
+    _costs(data)
+    assert not throughput.settled(data)["settled"]
+    assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "inconclusive"
+
+
+def test_throughput_refuted_early_when_no_round_could_save_it():
+    """Two rounds where 8 at once is no faster than 4: no third round can lift the median 1.2x above."""
+    data = record("throughput")
+    _throughput(data, 2)
+    for r in data["rounds"]:
+        r[3]["seconds"] = r[3]["tokens"] / (r[2]["tokens"] / r[2]["seconds"])
+    _costs(data)
+    assert throughput.settled(data)["settled"]
+    assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "refuted"
+
+
+def test_offline_vs_server_refuted_early():
+    """Two server trials twice as fast as every offline one: a third cannot bring the server's median
+    within the tolerance, so the throughput claim is refuted without it."""
+    data = record("offline-vs-server")
+    _server(data, 2)
+    slowest = max(t["seconds"] for t in data["offline"]["trials"])
+    for t in data["server"]["trials"]:
+        t["seconds"] = slowest / 2
+    assert offline_vs_server.settled(data)["settled"]
+    assert decide("offline-vs-server", "throughput", data)["verdict"] == "refuted"
+
+
+def test_sweep_itl_open_while_a_third_trial_could_break_flatness():
+    """Two trials whose longest-prompt ITL differ widely (one 40 % above the shortest's): the third
+    decides which side the median lands, so the sweep is inconclusive."""
+    data = record("prompt-length-sweep", "cpu-oldest")
+    _sweep(data, 2)
+    longest = [r for r in data["runs"] if r["sentences"] == prompt_length_sweep.SENTENCES[-1]]
+    longest[0]["itl"] *= 1.4
+    longest[0]["server"]["inter_token_latency_seconds_sum"] *= 1.4
+    assert not prompt_length_sweep.settled(data)["settled"]
+    assert "inconclusive" in every_verdict("prompt-length-sweep", data)
+    assert decide("prompt-length-sweep", "itl-flat", data)["verdict"] == "inconclusive"
+
+
+def test_batching_settles_on_a_clear_rise():
+    """The cpu record's two rounds leave the ITL rise open (+6 % to +24 %); with the top concurrency's
+    requests 30 % slower it is clear of +10 % whatever a third round measures."""
+    data = record("batching")
+    _batching(data, 2)
+    assert not batching.settled(data)["settled"]
+    for run in data["runs"]:
+        if run["concurrency"] == batching.CONCURRENCY[-1]:
+            for r in run["requests"]:
+                t0 = next(x["t"] for x in r["lines"] if x["line"].startswith("data: {"))
+                for x in r["lines"]:
+                    x["t"] = t0 + (x["t"] - t0) * 1.3 if x["t"] >= t0 else x["t"]
+    assert batching.settled(data)["settled"]
+    assert decide("batching", "itl-rises", data)["verdict"] == "confirmed"

@@ -1,0 +1,102 @@
+"""wire-format: the rounds of curl runs stop once the rest could not move a median spread across BURST_S.
+
+Replays the committed records (captured from a live vLLM server), cut back to fewer rounds or edited; the
+job's collect() is run with its curl runs replayed from a record.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.rules._records import PROFILES, decide, record
+from tests.rules.flips_streaming import HAND_FLIPS
+from verify.jobs.streaming import wire_format as job
+
+JOB = "wire-format"
+CLAIMS = ("no-n-pipe-burst", "no-n-terminal-burst")
+
+
+def _cut(d: dict, rounds: int) -> dict:
+    for key in d["runs"]:
+        d["runs"][key] = d["runs"][key][:rounds]
+    return d
+
+
+def _replaying(d: dict):
+    """A stand-in for wire_format._run that hands back the record's runs in the order collect() asks for them."""
+    queues = {key: list(runs) for key, runs in d["runs"].items()}
+    calls = []
+
+    def run(ctx, script, terminal, drop_n=False):
+        if script == job.SNIPPETS[1]:
+            return copy.deepcopy(d["completions"])
+        if (terminal, drop_n) == (False, False) and not calls:
+            calls.append("chat")
+            return copy.deepcopy(d["chat"])
+        key = next(k for k, t, n in job.VARIANTS if (t, n) == (terminal, drop_n))
+        calls.append(key)
+        return copy.deepcopy(queues[key].pop(0))
+    return run, calls
+
+
+class _Ctx:
+    def snippet_path(self, name):  # not reached: _run is replaced
+        raise AssertionError(name)
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_two_rounds_settle_the_records_with_the_same_verdicts(profile):
+    full = record(JOB, profile)
+    one = _cut(record(JOB, profile), 1)
+    for claim in CLAIMS:
+        v = decide(JOB, claim, one)
+        assert v["verdict"] == "inconclusive" and "1 of up to 3 interleaved runs" in v["because"], v
+    two = _cut(record(JOB, profile), 2)
+    for claim in CLAIMS:
+        v = decide(JOB, claim, two)
+        assert v["verdict"] == decide(JOB, claim, full)["verdict"] == "refuted", v
+        assert "2 interleaved runs each, of up to 3" in v["because"]
+        assert "(3 interleaved runs each;" in decide(JOB, claim, full)["because"]
+
+
+@pytest.mark.parametrize("claim", CLAIMS)
+def test_a_burst_without_n_settles_a_confirmation_in_two_rounds(claim):
+    d = record(JOB)
+    HAND_FLIPS[f"{JOB}.{claim}"](d)
+    assert decide(JOB, claim, d)["verdict"] == "confirmed"
+    assert decide(JOB, claim, _cut(copy.deepcopy(d), 2))["verdict"] == "confirmed"
+    # One run of two a burst, the other not: the third round decides.
+    mode = claim.split("-")[2]
+    two = _cut(copy.deepcopy(d), 2)
+    two["runs"][f"without_n_{mode}"][1] = copy.deepcopy(record(JOB)["runs"][f"without_n_{mode}"][1])
+    assert job._side(two, mode) is None
+    assert decide(JOB, claim, two)["verdict"] == "inconclusive"
+
+
+def test_collect_stops_after_the_rounds_that_settle_both_modes(monkeypatch):
+    d = record(JOB)
+    run, calls = _replaying(d)
+    monkeypatch.setattr(job, "_run", run)
+    got = job.collect(_Ctx())
+    assert calls == ["chat"] + [k for k, _, _ in job.VARIANTS] * 2
+    assert got["stopped"] == {"rounds": 2, "max_rounds": 3, "why": "pipe: no burst; terminal: no burst"}
+    for claim in CLAIMS:
+        assert decide(JOB, claim, got)["verdict"] == "refuted"
+
+
+def test_collect_runs_a_mode_on_while_it_is_open(monkeypatch):
+    d = record(JOB)
+    # The second terminal run without -N a burst, the first not: terminal stays open after two rounds.
+    HAND_FLIPS[f"{JOB}.no-n-terminal-burst"](d)
+    d["runs"]["without_n_terminal"][0] = copy.deepcopy(record(JOB)["runs"]["without_n_terminal"][0])
+    run, calls = _replaying(d)
+    monkeypatch.setattr(job, "_run", run)
+    got = job.collect(_Ctx())
+    assert calls[1:] == [k for k, _, _ in job.VARIANTS] * 2 + ["with_n_terminal", "without_n_terminal"]
+    assert {k: len(v) for k, v in got["runs"].items()} == {"with_n_pipe": 2, "without_n_pipe": 2,
+                                                           "with_n_terminal": 3, "without_n_terminal": 3}
+    assert got["stopped"]["rounds"] == 3
+    assert decide(JOB, "no-n-terminal-burst", got)["verdict"] == "confirmed"
+    assert decide(JOB, "no-n-pipe-burst", got)["verdict"] == "refuted"
