@@ -7,6 +7,7 @@ profile), or to the one named by --server-url / $VERIFY_SERVER_URL.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,6 +72,16 @@ def live_server(request):
 @pytest.fixture
 def base_env(live_server):
     return {**os.environ, "BASE_URL": live_server.api}
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A copy of the checkout (verify/, docs/, snippets/ and the project files) to edit and run `verify` in."""
+    for folder in ("verify", "docs", "snippets"):
+        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
+    for f in ("pyproject.toml", "mkdocs.yml"):
+        shutil.copy(ROOT / f, tmp_path / f)
+    return tmp_path
 
 
 def run_verify(*args, env=None, timeout=600, **kw) -> subprocess.CompletedProcess:

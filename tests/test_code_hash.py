@@ -87,15 +87,6 @@ def test_an_edit_that_changes_what_runs_changes_the_hash(edit):
 
 # --- in a copy of the checkout, through verify status -----------------------------------------------
 
-@pytest.fixture
-def checkout(tmp_path):
-    for folder in ("verify", "docs", "snippets"):
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    for f in ("pyproject.toml", "mkdocs.yml"):
-        shutil.copy(ROOT / f, tmp_path / f)
-    return tmp_path
-
-
 def _stale_jobs(root: Path) -> set[str]:
     out = subprocess.run([sys.executable, "-m", "verify", "status", "--json"], cwd=root, capture_output=True,
                          text=True, timeout=300, env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"})

@@ -406,19 +406,24 @@ def test_an_attempt_repeated_because_it_showed_nothing_does_not_fail_the_job():
 
 def test_a_job_that_needs_a_fresh_server_runs_first_on_the_default_start(tmp_path, monkeypatch):
     """No start of its own: the default start serves it before any other job sends a request, the
-    jobs that share the server side by side included."""
-    order = []
+    jobs that share the server side by side included; the fresh jobs share a context of their own."""
+    order, contexts = [], {}
 
     def noting(name):
         def collect(ctx):
             order.append(name)
+            contexts[name] = ctx
             return _one_capture(ctx)
         return collect
     jobs = [_fake_job("a-shared", noting("a-shared")), _fake_job("b-shared", noting("b-shared")),
-            _fake_job("c-default", noting("c-default")), _fake_job("d-fresh", noting("d-fresh"), "fresh")]
+            _fake_job("c-default", noting("c-default")), _fake_job("d-fresh", noting("d-fresh"), "fresh"),
+            _fake_job("e-fresh", noting("e-fresh"), "fresh")]
     for job in jobs[:2]:
         object.__setattr__(job, "shares_server", True)
     starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs)
-    assert starts == ["default"] and order[0] == "d-fresh"
-    record = store.load("d-fresh", "cpu", tmp_path)
-    assert record["provenance"]["engine"]["variant"] == "fresh"  # its hashed input stays its own
+    assert starts == ["default"] and order[:2] == ["d-fresh", "e-fresh"] and order[-1] == "c-default"
+    assert contexts["d-fresh"] is contexts["e-fresh"] and contexts["e-fresh"] is not contexts["c-default"]
+    for job in jobs[2:]:
+        record = store.load(job.id, "cpu", tmp_path)
+        assert record["provenance"]["engine"]["variant"] == job.variant  # its hashed input stays its own
+        assert record["provenance"]["server"] == {"variant": "default"} and record["provenance"]["proxies"] == {}

@@ -7,26 +7,15 @@ copy, and asks the copy's own `verify status` and `verify render` what changed.
 from __future__ import annotations
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import ROOT
 from verify.registry import all_jobs
 from verify.site import charts, views
-
-ROOT = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture
-def checkout(tmp_path):
-    for folder in ("verify", "docs", "snippets"):
-        shutil.copytree(ROOT / folder, tmp_path / folder, ignore=shutil.ignore_patterns("__pycache__"))
-    for f in ("pyproject.toml", "mkdocs.yml"):
-        shutil.copy(ROOT / f, tmp_path / f)
-    return tmp_path
 
 
 def _verify(root: Path, *args) -> subprocess.CompletedProcess:

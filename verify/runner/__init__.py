@@ -364,40 +364,38 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
         # Jobs that need a server that has served nothing yet go first, before any other job.
         first = [j for j in jobs if get_variant(j.variant).before_any_request]
         if first:
-            ctx = RunContext(server=server, progress=progress)
-            try:
-                for job in first:
-                    ctx.for_next_job()
-                    _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
-                        "server": sfacts, "proxies": dict(ctx.proxies_used)}, mfacts, evidence_root, log, progress,
-                        eta, alive=server.alive)
-            finally:
-                ctx.close()
+            _run_in_turn(first, profile, server, sfacts, mfacts, evidence_root, log, progress, eta)
             jobs = [j for j in jobs if j not in first]
         alongside = [j for j in jobs if j.shares_server]
         if len(alongside) > 1:
             _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta)
             jobs = [j for j in jobs if not j.shares_server]
-        ctx = RunContext(server=server, progress=progress)
-        try:
-            for job in jobs:
-                ctx.for_next_job()
-                _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
-                    "server": sfacts, "proxies": dict(ctx.proxies_used)}, mfacts, evidence_root, log, progress,
-                    eta, alive=server.alive)
-            for job in phases:
-                ctx.for_next_job()
-                ctx.run_starts = [dict(s) for s in log.starts]
-                part = offline_parts.pop(job.id)
-                _run_one(job, profile, lambda: _server_phase(job, ctx, part), lambda: {
-                    "offline_engine": part["engine"], "server": sfacts, "proxies": dict(ctx.proxies_used)},
-                    mfacts, evidence_root, log, progress, eta, alive=server.alive,
-                    earlier_seconds=part["seconds"], start_inside=part["start_seconds"])
-        finally:
-            ctx.close()
+        _run_in_turn(jobs, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, phases, offline_parts)
     finally:
         log.engines_up.append((f"server variant {variant}", t_up, time.monotonic()))
         cm.__exit__(None, None, None)
+
+
+def _run_in_turn(jobs: list[Job], profile: Profile, server, sfacts, mfacts, evidence_root, log: RunLog, progress,
+                 eta: Progress, phases: list[Job] = (), offline_parts: dict | None = None) -> None:
+    """Jobs one after another on the server, then the server phases of offline jobs, all on one context."""
+    ctx = RunContext(server=server, progress=progress)
+    try:
+        for job in jobs:
+            ctx.for_next_job()
+            _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
+                "server": sfacts, "proxies": dict(ctx.proxies_used)}, mfacts, evidence_root, log, progress,
+                eta, alive=server.alive)
+        for job in phases:
+            ctx.for_next_job()
+            ctx.run_starts = [dict(s) for s in log.starts]
+            part = offline_parts.pop(job.id)
+            _run_one(job, profile, lambda: _server_phase(job, ctx, part), lambda: {
+                "offline_engine": part["engine"], "server": sfacts, "proxies": dict(ctx.proxies_used)},
+                mfacts, evidence_root, log, progress, eta, alive=server.alive,
+                earlier_seconds=part["seconds"], start_inside=part["start_seconds"])
+    finally:
+        ctx.close()
 
 
 # Jobs that share the server run this many at a time: enough to overlap their waits on two

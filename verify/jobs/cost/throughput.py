@@ -103,23 +103,17 @@ def _falls_side(b: dict[int, tuple[float, float]]) -> bool | None:
 
 def settled(d) -> dict:
     """Whether the rounds still to run (up to ROUNDS) could change a verdict."""
-    rounds = len(d["rounds"])
-    if rounds < ROUNDS and 2 * rounds <= ROUNDS:
-        # The rest could still put any value in the middle: no median is bounded yet.
-        return {"rounds": rounds, "max_rounds": ROUNDS, "settled": False, "why": "too few rounds to bound a median"}
-    b = _bounds(d)
-    sides = {"rises": _rises_side(b), "cost falls": _falls_side(b)}
-    done = rounds >= ROUNDS or all(v is not None for v in sides.values())
-    return {"rounds": rounds, "max_rounds": ROUNDS, "settled": done,
-            "why": "; ".join(f"{k}: {'open' if v is None else 'holds' if v else 'fails'}" for k, v in sides.items())}
+    from verify.measure.settling import report
+
+    def sides() -> dict:
+        b = _bounds(d)
+        return {"rises": _rises_side(b), "cost falls": _falls_side(b)}
+    return report(len(d["rounds"]), ROUNDS, sides)
 
 
 def _unsettled(d):
-    stop = settled(d)
-    if stop["settled"]:
-        return None
-    return verdict_if(None, f"{stop['rounds']} of up to {ROUNDS} rounds, which do not settle the medians "
-                            f"({stop['why']})")
+    from verify.measure.settling import open_verdict
+    return open_verdict(settled(d))
 
 
 def decide_rises(d):

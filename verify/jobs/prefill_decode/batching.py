@@ -81,28 +81,23 @@ def settled(d) -> dict:
     """Whether the rounds still to run (up to ROUNDS) could change a verdict: each rule's ratio of the
     top concurrency's median to one alone's, at the least and greatest the medians of ROUNDS rounds
     could still reach."""
+    from verify.measure.settling import report
     from verify.measure.trials import median_range
     one, top = CONCURRENCY[0], CONCURRENCY[-1]
     (t1, i1), (tn, i_n) = _per_run(d, one), _per_run(d, top)
     rounds = min(len(t1), len(tn))
-    if rounds < ROUNDS and 2 * rounds <= ROUNDS:
-        # The rest could still put any value in the middle: no median is bounded yet.
-        return {"rounds": rounds, "max_rounds": ROUNDS, "settled": False, "why": "too few rounds to bound a median"}
-    t1r, tnr = median_range(t1, ROUNDS), median_range(tn, ROUNDS)
-    i1r, inr = median_range(i1, ROUNDS * one), median_range(i_n, ROUNDS * top)
-    sides = {"throughput": _side(tnr[0] / t1r[1], tnr[1] / t1r[0], THROUGHPUT_GAIN),
-             "itl": _side(inr[0] / i1r[1] - 1, inr[1] / i1r[0] - 1, ITL_RISE)}
-    done = rounds >= ROUNDS or all(v is not None for v in sides.values())
-    return {"rounds": rounds, "max_rounds": ROUNDS, "settled": done,
-            "why": "; ".join(f"{k}: {'open' if v is None else 'holds' if v else 'fails'}" for k, v in sides.items())}
+
+    def sides() -> dict:
+        t1r, tnr = median_range(t1, ROUNDS), median_range(tn, ROUNDS)
+        i1r, inr = median_range(i1, ROUNDS * one), median_range(i_n, ROUNDS * top)
+        return {"throughput": _side(tnr[0] / t1r[1], tnr[1] / t1r[0], THROUGHPUT_GAIN),
+                "itl": _side(inr[0] / i1r[1] - 1, inr[1] / i1r[0] - 1, ITL_RISE)}
+    return report(rounds, ROUNDS, sides)
 
 
 def _unsettled(d):
-    stop = settled(d)
-    if stop["settled"]:
-        return None
-    return verdict_if(None, f"{stop['rounds']} of up to {ROUNDS} rounds, which do not settle the medians "
-                            f"({stop['why']})")
+    from verify.measure.settling import open_verdict
+    return open_verdict(settled(d))
 
 
 def decide_throughput(d):

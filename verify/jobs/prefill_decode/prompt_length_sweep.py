@@ -154,25 +154,20 @@ def _agrees_side(b: list[dict]) -> bool | None:
 def settled(d) -> dict:
     """Whether the trials still to run (up to TRIALS) could change a verdict of the sweep's rules (the
     repeat is measured once, after the trials, and does not depend on their number)."""
+    from verify.measure.settling import report
     trials = min(sum(1 for r in d["runs"] if r["sentences"] == n) for n in SENTENCES)
-    if trials < TRIALS and 2 * trials <= TRIALS:
-        # The rest could still put any value in the middle: no median is bounded yet.
-        return {"trials": trials, "max_trials": TRIALS, "settled": False, "why": "too few trials to bound a median"}
-    b = _bounds(d)
-    sides = {"ttft grows": _grows_side(b, "ttft", TTFT_GROWTH), "prefill grows": _grows_side(b, "prefill", None),
-             "prefill linear": _linear_side(b), "itl flat": _flat_side(b), "prompt token cheaper": _cheaper_side(b),
-             "itl matches server": _agrees_side(b)}
-    done = trials >= TRIALS or all(v is not None for v in sides.values())
-    return {"trials": trials, "max_trials": TRIALS, "settled": done,
-            "why": "; ".join(f"{k}: {'open' if v is None else 'holds' if v else 'fails'}" for k, v in sides.items())}
+
+    def sides() -> dict:
+        b = _bounds(d)
+        return {"ttft grows": _grows_side(b, "ttft", TTFT_GROWTH), "prefill grows": _grows_side(b, "prefill", None),
+                "prefill linear": _linear_side(b), "itl flat": _flat_side(b),
+                "prompt token cheaper": _cheaper_side(b), "itl matches server": _agrees_side(b)}
+    return report(trials, TRIALS, sides, unit="trials")
 
 
 def _unsettled(d):
-    stop = settled(d)
-    if stop["settled"]:
-        return None
-    return verdict_if(None, f"{stop['trials']} of up to {TRIALS} trials, which do not settle the medians "
-                            f"({stop['why']})")
+    from verify.measure.settling import open_verdict
+    return open_verdict(settled(d), unit="trials")
 
 
 def by_length(d) -> list[dict]:
