@@ -118,8 +118,9 @@ def test_throughput_refuted_early_when_no_round_could_save_it():
     """Two rounds where 8 at once is no faster than 4: no third round can lift the median 1.2x above."""
     data = record("throughput")
     _throughput(data, 2)
+    slowest_at_4 = min(r[2]["tokens"] / r[2]["seconds"] for r in data["rounds"])
     for r in data["rounds"]:
-        r[3]["seconds"] = r[3]["tokens"] / (r[2]["tokens"] / r[2]["seconds"])
+        r[3]["seconds"] = r[3]["tokens"] / slowest_at_4
     _costs(data)
     assert throughput.settled(data)["settled"]
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "refuted"

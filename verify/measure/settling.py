@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Callable
 
-from verify.job import verdict_if
-
 
 def report(done: int, most: int, sides: Callable[[], dict[str, bool | None]], unit: str = "rounds") -> dict:
     """The stopping report a record keeps: rounds done, the most there can be, settled or not, and why."""
@@ -23,9 +21,8 @@ def report(done: int, most: int, sides: Callable[[], dict[str, bool | None]], un
             "why": "; ".join(f"{k}: {'open' if v is None else 'holds' if v else 'fails'}" for k, v in known.items())}
 
 
-def open_verdict(stop: dict, unit: str = "rounds"):
-    """Inconclusive, saying why, when the rounds recorded do not settle the rules; None when they do."""
+def open_because(stop: dict, unit: str = "rounds") -> str | None:
+    """Why the rounds recorded settle nothing (the rules are then inconclusive); None when they settle them."""
     if stop["settled"]:
         return None
-    return verdict_if(None, f"{stop[unit]} of up to {stop[f'max_{unit}']} {unit}, which do not settle the medians "
-                            f"({stop['why']})")
+    return f"{stop[unit]} of up to {stop[f'max_{unit}']} {unit}, which do not settle the medians ({stop['why']})"

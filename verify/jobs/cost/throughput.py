@@ -112,8 +112,9 @@ def settled(d) -> dict:
 
 
 def _unsettled(d):
-    from verify.measure.settling import open_verdict
-    return open_verdict(settled(d))
+    from verify.measure.settling import open_because
+    why = open_because(settled(d))
+    return verdict_if(None, why) if why else None
 
 
 def decide_rises(d):

@@ -166,8 +166,9 @@ def settled(d) -> dict:
 
 
 def _unsettled(d):
-    from verify.measure.settling import open_verdict
-    return open_verdict(settled(d), unit="trials")
+    from verify.measure.settling import open_because
+    why = open_because(settled(d), unit="trials")
+    return verdict_if(None, why) if why else None
 
 
 def by_length(d) -> list[dict]:
