@@ -130,3 +130,159 @@ def test_the_third_adapter_starts_once_both_of_the_pair_have_finished(profile):
         last_text["t"] = round(span(late)[1] - early["started_s"] - AFTER_BOTH_S, 6)
     v = decide(MAX_LORAS, "two-at-a-time", close)
     assert v["verdict"] == "inconclusive" and "cannot be told" in v["because"]
+
+
+# --- lora-metric: old-series-stay: old series stay; only the newest is the current state ------------------
+
+METRIC_JOB = "lora-metric"
+
+
+def _old_named(data: dict) -> list[dict]:
+    """The series after the requests that name an adapter, oldest first (the newest is the idle one)."""
+    return sorted((s for s in data["after"]["samples"] if s["labels"]["running_lora_adapters"]
+                   or s["labels"]["waiting_lora_adapters"]), key=lambda s: s["value"])
+
+
+def _stay(series: int, named: int, newest: str = "none") -> str:
+    return (f"after every request had answered: {series} series, {named} still naming adapters; "
+            f"the newest names {newest}")
+
+
+def newest_series_names_a_running_adapter(data: dict) -> None:
+    """The newest series still names an adapter running: it is not idle."""
+    _newest(data["after"])["labels"]["running_lora_adapters"] = "attn-a"
+
+
+def newest_series_names_a_waiting_adapter(data: dict) -> None:
+    """The newest series names an adapter waiting, none running: not idle either."""
+    _newest(data["after"])["labels"]["waiting_lora_adapters"] = "attn-a"
+
+
+def old_series_gone(data: dict) -> None:
+    """Only the newest, idle series is left after the requests: the old ones did not stay."""
+    data["after"]["samples"] = [_newest(data["after"])]
+
+
+def one_old_series_stays(data: dict) -> None:
+    """One old series naming an adapter stays beside the newest: enough."""
+    data["after"]["samples"] = [_newest(data["after"]), _old_named(data)[0]]
+
+
+def old_series_name_only_a_waiting_adapter(data: dict) -> None:
+    """The old series name their adapter as waiting only: they still name adapters."""
+    for s in _old_named(data):
+        s["labels"]["running_lora_adapters"] = ""
+
+
+def old_series_name_only_a_running_adapter(data: dict) -> None:
+    """The old series name their adapter as running only: they still name adapters."""
+    for s in _old_named(data):
+        s["labels"]["waiting_lora_adapters"] = ""
+
+
+def one_old_series_names_all_three_adapters(data: dict) -> None:
+    """An old series waiting on all three of the job's adapters is still one of this job's series."""
+    from verify.jobs.lora.lora_metric import ADAPTERS
+    _old_named(data)[0]["labels"]["waiting_lora_adapters"] = ",".join(ADAPTERS)
+
+
+def newest_series_of_another_jobs_adapter(data: dict) -> None:
+    """The series with the largest value names an adapter of another job (running, none waiting): not this
+    job's, so the newest of this job's series is still the idle one."""
+    old = _old_named(data)[0]
+    old["labels"].update(running_lora_adapters="sql-lora", waiting_lora_adapters="")
+    old["value"] = _newest(data["after"])["value"] + 1
+
+
+def no_sample_after_the_requests(data: dict) -> None:
+    """The scrape after the requests held no series of the metric."""
+    data["after"]["samples"] = []
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_old_series_stay_and_only_the_newest_is_idle(profile):
+    data = record(METRIC_JOB, profile)
+    n, named = len(data["after"]["samples"]), len(_old_named(data))
+    assert named >= 2
+
+    def verdict(edit):
+        edited = record(METRIC_JOB, profile)
+        edit(edited)
+        return decide(METRIC_JOB, "old-series-stay", edited), edited
+
+    check(decide(METRIC_JOB, "old-series-stay", data), "confirmed", because=_stay(n, named))
+    v, edited = verdict(newest_series_names_a_running_adapter)
+    check(v, "refuted", because=_stay(n, named + 1, str(_newest(edited["after"])["labels"])))
+    v, edited = verdict(newest_series_names_a_waiting_adapter)
+    check(v, "refuted", because=_stay(n, named + 1, str(_newest(edited["after"])["labels"])))
+    check(verdict(old_series_gone)[0], "refuted", because=_stay(1, 0))
+    check(verdict(one_old_series_stays)[0], "confirmed", because=_stay(2, 1))
+    check(verdict(old_series_name_only_a_waiting_adapter)[0], "confirmed", because=_stay(n, named))
+    check(verdict(old_series_name_only_a_running_adapter)[0], "confirmed", because=_stay(n, named))
+    check(verdict(one_old_series_names_all_three_adapters)[0], "confirmed", because=_stay(n, named))
+    check(verdict(newest_series_of_another_jobs_adapter)[0], "confirmed", because=_stay(n - 1, named - 1))
+    check(verdict(no_sample_after_the_requests)[0], "inconclusive",
+          because="no vllm:lora_requests_info sample after the requests")
+
+
+# --- lora-max-loras: two-at-a-time, what its reason reports ---------------------------------------------
+
+def _two_at_a_time(d: dict) -> str:
+    """The reason two-at-a-time gives, from the module's own reading of the streams."""
+    from verify.jobs.lora.lora_max_loras import AFTER_BOTH_S, pairs_together, third_waited_s
+    waited = [third_waited_s(t["three_adapters"]) for t in d["trials"]]
+    return (f"three different adapters sent at once: pairs that decoded together in each trial "
+            f"{[pairs_together(t['three_adapters']) for t in d['trials']]} of 3; the third's first token after the "
+            "first and the last of the pair finished: " +
+            ", ".join("n/a" if w is None else f"{w[0] * 1000:+.0f} ms and {w[1] * 1000:+.0f} ms" for w in waited) +
+            f" (no earlier than {AFTER_BOTH_S * 1000:.0f} ms before the last required); two different adapters sent "
+            f"at once: {[pairs_together(t['two_adapters']) for t in d['trials']]} of 1 pair decoded together")
+
+
+def _the_third(trial: dict) -> dict:
+    from verify.jobs.lora._together import span
+    return max(trial["three_adapters"], key=lambda s: span(s)[0])
+
+
+def third_decoded_with_the_pair(data: dict) -> None:
+    """In the first trial the third adapter's stream starts with the pair's: three decode at once."""
+    from verify.jobs.lora._together import span
+    t = data["trials"][0]
+    third = _the_third(t)
+    first = min(span(s)[0] for s in t["three_adapters"])
+    third["started_s"] = round(third["started_s"] - (span(third)[0] - first), 4)
+
+
+def two_adapters_one_after_the_other(data: dict) -> None:
+    """In the first trial, the second of the two adapters is sent 10 s later: they did not decode together."""
+    data["trials"][0]["two_adapters"][1]["started_s"] += 10.0
+
+
+def one_trial_missing(data: dict) -> None:
+    """The last trial was not recorded: fewer trials than the job runs."""
+    data["trials"].pop()
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_two_at_a_time_reports_each_trial(profile):
+    from verify.jobs.lora.lora_max_loras import third_waited_s
+    data = record(MAX_LORAS, profile)
+    n = len(data["trials"])
+    check(decide(MAX_LORAS, "two-at-a-time", data), "confirmed",
+          because=_two_at_a_time(data) + f"; {n} of {n} trials tell both from one")
+
+    three = record(MAX_LORAS, profile)
+    third_decoded_with_the_pair(three)
+    assert third_waited_s(three["trials"][0]["three_adapters"]) is None
+    check(decide(MAX_LORAS, "two-at-a-time", three), "refuted", because=_two_at_a_time(three),
+          contains=("trial [3, 1, 1] of 3", "finished: n/a, +"))
+
+    two = record(MAX_LORAS, profile)
+    two_adapters_one_after_the_other(two)
+    check(decide(MAX_LORAS, "two-at-a-time", two), "refuted", because=_two_at_a_time(two),
+          contains="at once: [0, 1, 1] of 1 pair")
+
+    failed = record(MAX_LORAS, profile)
+    one_trial_missing(failed)
+    check(decide(MAX_LORAS, "two-at-a-time", failed), "inconclusive",
+          because="a capture failed (an error status or a stream without text)")

@@ -118,3 +118,54 @@ def test_quantile_rules_need_the_window_to_count_exactly_the_requests_sent(profi
     data = record(TTFT_Q, profile)
     data["prometheus"]["buckets"]["+Inf"] += 1
     assert decide(TTFT_Q, claim, data)["verdict"] == "inconclusive"
+
+
+# --- load-signals: kv-fraction: each reading a whole number of blocks over the usable blocks -------------
+
+def _kv(d: dict) -> list[list[float]]:
+    return d["series"]["series"]["kv_usage"]
+
+
+def _fraction(d: dict, usable: int | None) -> str:
+    kv = [v for _, v in _kv(d)]
+    return (f"{len(kv)} readings from 0 to {max(kv):.4f}; " +
+            (f"each is a whole number of blocks over {usable} (at most {round(max(kv) * usable)})" if usable else
+             f"no reading is a whole number of blocks over {d['num_blocks']} or {d['num_blocks'] - 1}"))
+
+
+def _busiest(d: dict) -> list[float]:
+    return max(_kv(d), key=lambda p: p[1])
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_kv_usage_is_a_whole_number_of_blocks(profile):
+    data = record(LOAD, profile)
+    blocks = data["num_blocks"]
+    # The engine keeps the null block aside: the readings are whole numbers of blocks over all but one.
+    check(decide(LOAD, "kv-fraction", data), "confirmed", because=_fraction(data, blocks - 1))
+
+    def edited(edit) -> tuple[dict, dict]:
+        d = record(LOAD, profile)
+        edit(d)
+        return decide(LOAD, "kv-fraction", d), d
+
+    # The pool one block smaller: the readings are over all of it, the first count tried.
+    v, d = edited(lambda d: d.update(num_blocks=blocks - 1))
+    check(v, "confirmed", because=_fraction(d, blocks - 1))
+    # One block more: over neither that nor one less.
+    v, d = edited(lambda d: d.update(num_blocks=blocks + 1))
+    check(v, "refuted", because=_fraction(d, None))
+    # One reading off a whole block by just under, and by just over, a thousandth of a block.
+    v, d = edited(lambda d: _busiest(d).__setitem__(1, _busiest(d)[1] + 0.0009 / (blocks - 1)))
+    check(v, "confirmed", because=_fraction(d, blocks - 1))
+    v, d = edited(lambda d: _busiest(d).__setitem__(1, _busiest(d)[1] - 0.0011 / (blocks - 1)))
+    check(v, "refuted", because=_fraction(d, None))
+    # Every block in use at the busiest reading: still a fraction, 1 at most.
+    v, d = edited(lambda d: _busiest(d).__setitem__(1, 1.0))
+    check(v, "confirmed", because=_fraction(d, blocks - 1))
+    # One block more than the pool: not a fraction.
+    v, d = edited(lambda d: _busiest(d).__setitem__(1, blocks / (blocks - 1)))
+    check(v, "refuted", because=_fraction(d, blocks - 1))
+    # No block ever in use: the readings say nothing (they fit any count of blocks, the first tried).
+    v, d = edited(lambda d: [p.__setitem__(1, 0.0) for p in _kv(d)])
+    check(v, "refuted", because=_fraction(d, blocks))

@@ -20,20 +20,50 @@ def _cut(d: dict, constrained: int, unconstrained: int) -> dict:
 
 
 @pytest.mark.parametrize("profile", PROFILES)
-def test_the_records_settle_after_five_pairs_with_the_same_verdict(profile):
+def test_the_records_settle_at_their_samples_with_the_same_verdict(profile):
     full = record(JOB, profile)
-    for n in range(1, 5):  # the median of eight is not bounded by fewer than five
-        d = record(JOB, profile)
-        assert not job.cost_settled(d["constrained"]["samples"][:n], d["unconstrained"]["samples"][:n])["settled"]
-    d = record(JOB, profile)
-    assert job.cost_settled(d["constrained"]["samples"][:5], d["unconstrained"]["samples"][:5])["settled"]
-    # As the job records it then: every constrained sample, five unconstrained.
-    cut = _cut(record(JOB, profile), job.SAMPLES, 5)
-    v = decide(JOB, "small-cost", cut)
-    assert v["verdict"] == decide(JOB, "small-cost", full)["verdict"] == "confirmed"
-    assert "5 unconstrained samples of up to 8" in v["because"]
-    assert "samples of up to" not in decide(JOB, "small-cost", full)["because"]
-    assert decide(JOB, "every-sample-valid", cut)["verdict"] == "confirmed"
+    cs, us = full["constrained"]["samples"], full["unconstrained"]["samples"]
+    n = len(us)  # the unconstrained samples taken: fewer than SAMPLES once the rest could not change the verdict
+    v = decide(JOB, "small-cost", full)
+    assert v["verdict"] == "confirmed" and len(cs) == job.SAMPLES
+    assert ("samples of up to" in v["because"]) == (n < job.SAMPLES), v
+    assert decide(JOB, "every-sample-valid", full)["verdict"] == "confirmed"
+    for k in range(1, 5):  # the median of eight is not bounded by fewer than five
+        assert not job.cost_settled(cs[:k], us[:k])["settled"]
+    # As collect() checks it after each pair: settled at the pairs the record stopped at (or all were taken),
+    # and not before where collect() wrote the record.
+    if "stopped" in full:
+        assert {k: full["stopped"][k] for k in ("settled", "why")} == job.cost_settled(cs[:n], us[:n])
+        assert full["stopped"]["unconstrained"] == n
+        for k in range(5, n):
+            assert not job.cost_settled(cs[:k], us[:k])["settled"], k
+    assert job.cost_settled(cs[:n], us[:n])["settled"] or n == job.SAMPLES
+    # As the job records it then: every constrained sample, k unconstrained. Where the k settle the ratio,
+    # the verdict is the full record's; where they do not, inconclusive.
+    for k in range(5, n + 1):
+        cut = _cut(record(JOB, profile), job.SAMPLES, k)
+        v = decide(JOB, "small-cost", cut)
+        if not job.cost_settled(cut["constrained"]["samples"], cut["unconstrained"]["samples"])["settled"]:
+            assert v["verdict"] == "inconclusive" and f"{k} unconstrained samples of up to 8" in v["because"], v
+            continue
+        assert v["verdict"] == "confirmed", (k, v)
+        assert (f"{k} unconstrained samples of up to 8" in v["because"]) == (k < job.SAMPLES), v
+        assert decide(JOB, "every-sample-valid", cut)["verdict"] == "confirmed"
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_five_pairs_that_agree_settle_a_confirmation(profile):
+    # Five pairs, each sample timed at its side's recorded median time per token: the three pairs to come
+    # could move neither median far enough to cross the factor.
+    d = _cut(record(JOB, profile), 5, 5)
+    for side in ("constrained", "unconstrained"):
+        per_token = job._per_token(record(JOB, profile)[side]["samples"])
+        for s in d[side]["samples"]:
+            s["seconds"] = s["tokens"] * per_token
+    stop = job.cost_settled(d["constrained"]["samples"], d["unconstrained"]["samples"])
+    assert stop["settled"] and stop["why"].endswith("within 1.5x whatever the rest measure"), stop
+    v = decide(JOB, "small-cost", d)
+    assert v["verdict"] == "confirmed" and "5 constrained and 5 unconstrained samples of up to 8" in v["because"], v
 
 
 @pytest.mark.parametrize("profile", PROFILES)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 
 from tests.rules._records import PROFILES, decide, every_verdict, record
+from verify.evidence import store
 from verify.jobs.cost import throughput
 from verify.jobs.offline import offline_vs_server
 from verify.jobs.prefill_decode import batching, prompt_length_sweep
@@ -76,20 +77,42 @@ def test_two_rounds_settle_or_stay_open(job_id, profile):
         assert got == (full[claim] if stop["settled"] else "inconclusive"), (claim, stop)
 
 
-# Which committed records settle after two rounds (a fact of the records, checked so a change of a
-# rule's bounds shows here): the saving the early stop gives on them.
-SETTLED_AT_TWO = {("batching", "cpu"): False, ("batching", "cpu-oldest"): True,
-                  ("prompt-length-sweep", "cpu"): False, ("prompt-length-sweep", "cpu-oldest"): True,
-                  ("throughput", "cpu"): True, ("throughput", "cpu-oldest"): True,
-                  ("offline-vs-server", "cpu"): True, ("offline-vs-server", "cpu-oldest"): True}
+def _rounds(job_id: str, data: dict) -> int:
+    """The rounds (or server trials) a record holds."""
+    if job_id == "batching":
+        return min(sum(1 for r in data["runs"] if r["concurrency"] == n) for n in batching.CONCURRENCY)
+    if job_id == "prompt-length-sweep":
+        return min(sum(1 for r in data["runs"] if r["sentences"] == n) for n in prompt_length_sweep.SENTENCES)
+    if job_id == "throughput":
+        return len(data["rounds"])
+    return len(data["server"]["trials"])
 
 
-@pytest.mark.parametrize("job_id,profile", sorted(SETTLED_AT_TWO))
-def test_committed_records_at_two_rounds(job_id, profile):
+def _stopped(job_id: str, data: dict) -> dict | None:
+    """The stopping report collect() wrote into the record (None in a record from before the early stop)."""
+    return (data["server"] if job_id == "offline-vs-server" else data).get("stopped")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("job_id", sorted(CUTS))
+def test_committed_records_settle_where_they_stopped(job_id, profile):
+    """However many rounds a committed record holds (fewer than three when the rest could not change a
+    verdict): settled() settles it there, with the report collect() recorded, and no fewer of its rounds did
+    (else collect() would have stopped sooner); the rules give the verdicts committed with it."""
     cut, settled = CUTS[job_id]
     data = record(job_id, profile)
-    cut(data, 2)
-    assert settled(data)["settled"] is SETTLED_AT_TWO[job_id, profile], settled(data)
+    n, stop = _rounds(job_id, data), settled(data)
+    assert 1 <= n <= 3 and stop["settled"], stop
+    if _stopped(job_id, data) is not None:
+        assert _stopped(job_id, data) == stop
+        for k in range(1, n):
+            fewer = record(job_id, profile)
+            cut(fewer, k)
+            assert not settled(fewer)["settled"], (k, settled(fewer))
+    committed = store.load(job_id, profile)["claims"]
+    for claim in TIMED[job_id]:
+        v = decide(job_id, claim, data)
+        assert v["verdict"] == committed[f"{job_id}.{claim}"]["verdict"], (claim, v)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -151,17 +174,42 @@ def test_sweep_itl_open_while_a_third_trial_could_break_flatness():
     assert decide("prompt-length-sweep", "itl-flat", data)["verdict"] == "inconclusive"
 
 
-def test_batching_settles_on_a_clear_rise():
-    """The cpu record's two rounds leave the ITL rise open (+6 % to +24 %); with the top concurrency's
-    requests 30 % slower it is clear of +10 % whatever a third round measures."""
-    data = record("batching")
-    _batching(data, 2)
-    assert not batching.settled(data)["settled"]
+def _slow_top_concurrency(data: dict, factor: float) -> None:
+    """The top concurrency's requests with every gap after their first chunk `factor` times as long."""
     for run in data["runs"]:
         if run["concurrency"] == batching.CONCURRENCY[-1]:
             for r in run["requests"]:
                 t0 = next(x["t"] for x in r["lines"] if x["line"].startswith("data: {"))
                 for x in r["lines"]:
-                    x["t"] = t0 + (x["t"] - t0) * 1.3 if x["t"] >= t0 else x["t"]
+                    x["t"] = t0 + (x["t"] - t0) * factor if x["t"] >= t0 else x["t"]
+
+
+def _itl_rise_range(data: dict) -> tuple[float, float]:
+    """The least and greatest ITL rise (top concurrency against one alone) the medians of three rounds could
+    still reach, as settled() bounds them."""
+    from verify.measure.trials import median_range
+    (_, i1), (_, i_n) = batching._per_run(data, batching.CONCURRENCY[0]), batching._per_run(data, batching.CONCURRENCY[-1])
+    (a_lo, a_hi) = median_range(i1, batching.ROUNDS * batching.CONCURRENCY[0])
+    (t_lo, t_hi) = median_range(i_n, batching.ROUNDS * batching.CONCURRENCY[-1])
+    return t_lo / a_hi - 1, t_hi / a_lo - 1
+
+
+def test_batching_settles_on_a_clear_rise():
+    """Two rounds whose ITL rise is open: the top concurrency's requests sped up until the range of the rise
+    a third round could still give straddles +10 % (its two ends' ratios to 1.10 equal and opposite). With those
+    requests slowed again until the least rise is 2 % clear of +10 %, it is a rise whatever a third round
+    measures. (The record's own rounds settle it on both profiles, so the open case is made by the edit.)"""
+    data = record("batching")
+    _batching(data, 2)
+    lo, hi = _itl_rise_range(data)
+    assert lo < hi  # the rounds' ITLs spread: there is a range to straddle the threshold with
+    _slow_top_concurrency(data, (1 + batching.ITL_RISE) / ((1 + lo) * (1 + hi)) ** 0.5)
+    lo, hi = _itl_rise_range(data)
+    assert lo < batching.ITL_RISE < hi
+    stop = batching.settled(data)
+    assert not stop["settled"] and "itl: open" in stop["why"] and "throughput: holds" in stop["why"], stop
+    assert decide("batching", "itl-rises", data)["verdict"] == "inconclusive"
+    _slow_top_concurrency(data, (1 + batching.ITL_RISE) * 1.02 / (1 + lo))
+    assert _itl_rise_range(data)[0] > batching.ITL_RISE
     assert batching.settled(data)["settled"]
     assert decide("batching", "itl-rises", data)["verdict"] == "confirmed"

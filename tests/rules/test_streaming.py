@@ -307,6 +307,12 @@ def test_one_outlying_round_does_not_decide_streaming_costs_more():
     # The median of three rounds: one round where streaming looked cheaper leaves the verdict alone.
     job = api_server_cpu
     data = record("api-server-cpu")
+    # A record that stopped after two rounds (the third could not change the verdict) gets its third round
+    # as a deep copy of its first round's batches (real readings), numbered as the third.
+    rounds = sorted({b["round"] for b in data["batches"]})
+    for r in range(len(rounds), job.ROUNDS):
+        data["batches"] += [{**copy.deepcopy(b), "round": r} for b in data["batches"] if b["round"] == rounds[0]]
+    assert len({b["round"] for b in data["batches"]}) == job.ROUNDS
     for concurrency in job.LEVELS:
         _scale_api_cpu(job._by(data, False, concurrency)[0], 2.5)
     assert decide("api-server-cpu", "streaming-costs-more", data)["verdict"] == "confirmed"
@@ -384,3 +390,37 @@ def test_probe_first_chunk_is_the_chunk_shapes_rule():
     assert first_chunk_check(stream).verdict == "differs"
     # A stream that came back empty is a failed capture: it says nothing about the first chunk.
     assert first_chunk_check({"capture": "sse", "lines": []}).verdict == "unknown"
+
+
+# --- cancellation: was_generating, why a trial cannot say anything ---------------------------------------
+
+def _trial(profile: str, client: str = "httpx") -> tuple[dict, dict]:
+    data = record("cancel-direct", profile)
+    return data, data["trials"][client]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("client", ["httpx", "openai"])
+def test_a_trial_is_live_only_with_a_request_running_and_generating_when_the_client_left(profile, client):
+    from verify.jobs.streaming._cancellation import was_generating
+    data, t = _trial(profile, client)
+    assert t["running_at_disconnect"] and t["generated_at_disconnect"] and was_generating(t) is None
+    generated = t["generated_at_disconnect"]
+    seen = f" (the last reading before then was {t['disconnect_reading_age_s']:.2f} s old)"
+    t["generated_at_disconnect"] = 0.0
+    assert was_generating(t) == "the request had generated no token when the client left" + seen
+    v = decide("cancel-direct", client, data)
+    check(v, "inconclusive", ends=f": the request had generated no token when the client left{seen}, so the trial "
+                                  f"shows nothing ({t.get('attempts', 1)} attempts)", contains=f", {client}: ")
+    t["running_at_disconnect"] = 0.0
+    assert was_generating(t) == "no request was running when the client left" + seen
+    t["generated_at_disconnect"] = generated  # generated before, no longer running: still nothing to see
+    assert was_generating(t) == "no request was running when the client left" + seen
+    del t["disconnect_reading_age_s"]
+    assert was_generating(t) == "no request was running when the client left (no reading before then)"
+    t["running_at_disconnect"] = 1.0
+    assert was_generating(t) is None
+    del t["generated_at_disconnect"]
+    assert was_generating(t) == "the request had generated no token when the client left (no reading before then)"
+    del t["running_at_disconnect"]
+    assert was_generating(t) == "no request was running when the client left (no reading before then)"
