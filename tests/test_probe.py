@@ -46,10 +46,13 @@ def _checks(report_file) -> dict:
 
 
 def test_probe_direct_agrees_with_the_site(live_server, tmp_path):
-    out = _probe(live_server.api, "--metrics-url", live_server.url + "/metrics", "--report", str(tmp_path / "r.json"))
+    out = _probe(live_server.api, "--metrics-url", live_server.url + "/metrics", "--report", str(tmp_path / "r.json"),
+                 "--watch-drain", "2")
     checks = _checks(tmp_path / "r.json")
     assert out.returncode == 0, (out.stderr, checks)
     assert {c["verdict"] for c in checks.values()} == {"ok"}, checks
+    # Nothing drained while the probe watched: every completion answered, /health among the checks.
+    assert {"health", "drain"} <= set(checks) and "every completion answered" in checks["drain"]["measured"]
     # Straight to vLLM no proxy names itself, so the delivery row links the article's candidates.
     assert "no proxy named itself (Server 'uvicorn')" in out.stdout and "streaming/#experiment-4" in out.stdout
 

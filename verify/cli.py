@@ -180,7 +180,7 @@ def cmd_probe(args) -> int:
     from verify.probe.run import probe
     return probe(args.url, api_key_env=args.api_key_env, model=args.model, metrics_url=args.metrics_url,
                  ca_file=args.ca_file, report_path=args.report, time_limit_s=args.time_limit,
-                 progress=lambda m: print(m, file=sys.stderr, flush=True))
+                 watch_drain_s=args.watch_drain, progress=lambda m: print(m, file=sys.stderr, flush=True))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -271,6 +271,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ca-file", metavar="PATH", help="a CA certificate to trust for a private TLS endpoint")
     s.add_argument("--report", type=Path, metavar="FILE", help="write the JSON report here")
     s.add_argument("--time-limit", type=float, default=120.0, metavar="SECONDS", help="stop after this long (default 120)")
+    s.add_argument("--watch-drain", type=float, metavar="SECONDS",
+                   help="after the checks, poll /health, /v1/models and a one-token completion for this long while "
+                        "you drain the endpoint (a rollout, a pod deleted, SIGTERM), and report what each got")
     s.set_defaults(func=cmd_probe)
     return p
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass
 MODES = ("install", "site", "test")
 
 _NGINX_JOBS = ("cancel-nginx-default", "cancel-nginx-ignore-abort", "cancel-nginx-streaming", "cancel-nginx-tls",
-               "finish-reasons", "probe-tls-default", "proxy-buffering", "proxy-read-timeout")
+               "finish-reasons", "probe-tls-default", "proxy-buffering", "proxy-read-timeout",
+               "drain-abort", "drain-grace")
 _TLS_JOBS = ("cancel-nginx-tls", "probe-tls-default", "proxy-buffering", "other-proxies")
 _PROMETHEUS_JOBS = ("load-signals", "ttft-quantiles")
 

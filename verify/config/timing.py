@@ -68,12 +68,24 @@ TIMING_CLAIMS: dict[str, tuple[str, ...]] = {
         "client-retries.amplification",
         "client-retries.sequential-copies",
     ),
+    "drain-abort": (
+        "drain-abort.exits-after-streams",
+        "drain-abort.refused-at-once",
+    ),
+    "drain-grace": (
+        "drain-grace.exits-when-drained",
+        "drain-grace.manifest-fits",
+    ),
     "finish-reasons": (
         "finish-reasons.broken",
     ),
     "grammar-compile": (
         "grammar-compile.first-request",
         "grammar-compile.later-schemas",
+    ),
+    "health-probes": (
+        "health-probes.dead-exits",
+        "health-probes.dead-health-503",
     ),
     "httpx-close": (
         "httpx-close.prompt",

@@ -65,6 +65,8 @@ def spawn(argv: list[str], log_path: Path, env: dict[str, str] | None = None,
 def stop_group(proc: subprocess.Popen, grace_s: float = 10.0) -> None:
     """SIGTERM the process group, then SIGKILL whatever is left after grace_s."""
     pgid = proc.pid
+    # A stopped process (a job may SIGSTOP an engine) acts on SIGTERM only once continued.
+    _signal_group(pgid, signal.SIGCONT)
     _signal_group(pgid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
     while time.monotonic() < deadline:
@@ -100,7 +102,7 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 def _kill_all_groups() -> None:
     for pgid in list(_live_groups):
-        _signal_group(pgid, signal.SIGKILL)
+        _signal_group(pgid, signal.SIGKILL)  # SIGKILL ends stopped processes too
         _live_groups.discard(pgid)
 
 

@@ -105,7 +105,10 @@ def _with_adapters(argv: list[str], progress) -> list[str]:
 @contextlib.contextmanager
 def managed_server(profile: Profile, port: int | None = None, progress=print,
                    variant: str = DEFAULT_VARIANT, extra_flags: tuple[str, ...] = (),
-                   model_path: str | None = None, model_facts: dict | None = None) -> Iterator[Server]:
+                   model_path: str | None = None, model_facts: dict | None = None,
+                   wait_ready: bool = True) -> Iterator[Server]:
+    """wait_ready=False yields as soon as the process is spawned (start_seconds stays None), for jobs
+    that watch the start-up itself; the server is stopped on exit either way."""
     get_variant(variant)
     python = profile.python(progress)  # the profile's release: this environment's, or its own
     if port is not None and processes.port_in_use(port):
@@ -127,9 +130,10 @@ def managed_server(profile: Profile, port: int | None = None, progress=print,
         server = Server(url=f"http://127.0.0.1:{port}", profile=profile, managed=True,
                         log_path=log_path, argv=in_records(argv), model_facts=facts, pgid=proc.pid,
                         variant=variant, process=proc)
-        _wait_healthy(server, proc, profile.start_timeout_s, t0, progress)
-        server.start_seconds = round(time.monotonic() - t0, 2)
-        progress(f"server healthy after {server.start_seconds:.1f} s")
+        if wait_ready:
+            _wait_healthy(server, proc, profile.start_timeout_s, t0, progress)
+            server.start_seconds = round(time.monotonic() - t0, 2)
+            progress(f"server healthy after {server.start_seconds:.1f} s")
         yield server
     finally:
         processes.stop_group(proc)

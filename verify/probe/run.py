@@ -9,6 +9,7 @@ from pathlib import Path
 from verify.errors import VerifyError
 from verify.probe import checks as probe_checks
 from verify.probe import report as probe_report
+from verify.probe import serving
 from verify.probe.http import Endpoint
 
 DEFAULT_TIME_LIMIT_S = 120.0
@@ -16,7 +17,7 @@ DEFAULT_TIME_LIMIT_S = 120.0
 
 def probe(url: str, api_key_env: str | None = None, model: str | None = None, metrics_url: str | None = None,
           ca_file: str | None = None, report_path: Path | None = None, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
-          progress=print) -> int:
+          watch_drain_s: float | None = None, progress=print) -> int:
     started = time.perf_counter()
     key = None
     if api_key_env:
@@ -26,7 +27,8 @@ def probe(url: str, api_key_env: str | None = None, model: str | None = None, me
     if ca_file and not Path(ca_file).is_file():
         raise VerifyError(f"CA file {ca_file} does not exist")
     base = url.rstrip("/")
-    endpoint = Endpoint(base, api_key=key, ca_file=ca_file, deadline=started + time_limit_s)
+    # The drain watch's own time comes on top of the checks' limit.
+    endpoint = Endpoint(base, api_key=key, ca_file=ca_file, deadline=started + time_limit_s + (watch_drain_s or 0))
     served = [m.get("id") for m in endpoint.get_json("/models").get("data", [])]
     if model and model not in served:
         raise VerifyError(f"model {model!r} is not served by {probe_report.safe_url(base)} "
@@ -37,6 +39,13 @@ def probe(url: str, api_key_env: str | None = None, model: str | None = None, me
     version = _server_version(endpoint)
     progress(f"probe: {probe_report.safe_url(base)}, model {model}" + (f", vLLM {version}" if version else ""))
     checks, raw = probe_checks.run_checks(endpoint, model, metrics_url, progress=progress)
+    health, health_raw = serving.health_check(endpoint)
+    checks.append(health)
+    raw.update(health_raw)
+    if watch_drain_s:
+        drain, drain_raw = serving.drain_watch(endpoint, model, watch_drain_s, progress)
+        checks.append(drain)
+        raw.update(drain_raw)
     print(probe_report.table(checks, probe_report.site_root()))
     record = probe_report.report(base, model, version, checks, raw, started, [key] if key else [])
     if report_path:

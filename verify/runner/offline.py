@@ -133,6 +133,38 @@ class OfflineContext(BaseContext):
             self.servers.append(server_facts(srv))
             yield srv
 
+    @contextlib.contextmanager
+    def launch(self, extra_flags: tuple[str, ...] = ()):
+        """The profile's server, yielded the moment its process is spawned, for a job that watches the
+        start-up, stops the engine or signals the server itself. Every process of it is stopped on
+        exit, whatever state the job left it in (verify/live/processes.py). The job calls ready()
+        once the server answers, since only it knows when that was."""
+        from verify.live.server import managed_server
+        self.close_llm()
+        with managed_server(self.profile, progress=self.progress, model_path=self.model_path,
+                            model_facts=self.model_facts, extra_flags=extra_flags, wait_ready=False) as srv:
+            yield srv
+
+    @contextlib.contextmanager
+    def proxy(self, setup: str, upstream_port: int):
+        """A proxy of the given set-up (verify/live/proxy.py) in front of a server the job launched; its
+        configuration and the code that wraps it are inputs of the record."""
+        from verify.live.proxy import SETUPS, config_path, managed_proxy
+        if setup not in SETUPS:
+            raise VerifyError(f"unknown proxy set-up {setup!r} (known: {', '.join(SETUPS)})")
+        self.inputs.declare(config_path(setup))
+        self.inputs.declare(ROOT / "verify" / "live" / "proxy.py")
+        with managed_proxy(setup, upstream_port) as proxy:
+            yield proxy
+
+    def ready(self, srv, start_seconds: float) -> None:
+        """A launched server answers: its facts (version, command) go into the record, and its start
+        counts as the job's start time."""
+        from verify.evidence.provenance import server_facts
+        srv.start_seconds = round(start_seconds, 2)
+        self.start_seconds += srv.start_seconds
+        self.servers.append(server_facts(srv))
+
 
 def offline_order(jobs: list) -> list:
     """Jobs that only use the shared engine first; jobs that start engines of their own last."""

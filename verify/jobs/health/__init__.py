@@ -1,0 +1,1 @@
+"""Jobs of the article "Health, Readiness and Draining" (docs/health.md)."""

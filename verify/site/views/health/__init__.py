@@ -1,0 +1,1 @@
+"""How the health article's evidence looks on its page."""

@@ -1,0 +1,47 @@
+"""The evidence of verify/jobs/health/health_probes.py on a page."""
+
+from __future__ import annotations
+
+from verify.jobs.health._watch import tokens_and_end
+from verify.site import html
+from verify.site.views.health._timeline import runs
+
+FIELDS = ("port", "health", "models", "completion")
+
+
+def startup(record) -> str:
+    polls = record["data"]["startup"]["polls"]
+    return html.table(["from (s after spawn)", "to", "polls", "port", "/health", "/v1/models", "completion"],
+                      runs(polls, FIELDS))
+
+
+def stall(record) -> str:
+    s = record["data"]["stall"]
+    stream = tokens_and_end(s["stream_during"])
+    metrics_keys = ("vllm:num_requests_running", "vllm:num_requests_waiting")
+    rows = [["/health, polled every 0.5 s", ", ".join(str(p["health"]) for p in s["polls"])],
+            ["a stream sent during the stall", f"HTTP {stream['status']}, {stream['chunks']} text chunks, "
+                                               f"ended after {stream['ended_s']:.1f} s by: {stream['client_error']}"],
+            ["/metrics before / during (running, waiting)",
+             " / ".join(", ".join(f"{m[k]:.0f}" for k in metrics_keys) if isinstance(m, dict) else str(m)
+                        for m in (s["metrics_before"], s["metrics_during"]))],
+            ["a completion after SIGCONT", f"HTTP {s['after_continue']['status']}, {s['after_continue']['tokens']} "
+                                           f"tokens, {s['after_continue_s']:.2f} s"]]
+    return html.table([f"engine core stopped (SIGSTOP) for {record['data']['stall_s']:.0f} s", "what came back"], rows)
+
+
+def death(record) -> str:
+    d = record["data"]["death"]
+    s = tokens_and_end(d["stream"])
+    first_error = s["errors"][0] if s["errors"] else None
+    message = first_error.get("message") if isinstance(first_error, dict) else first_error
+    r = d["request_after"] or {}
+    rows = [*([f"/health at {p['t']:.2f} s", str(p["health"])] for p in d["polls"]),
+            ["a stream in flight", f"{s['chunks']} text chunks, then {len(s['errors'])} error event "
+                                   f"({message}), [DONE] {'sent' if s['done'] else 'not sent'}"],
+            [f"a completion at {r.get('t', 0):.2f} s", f"HTTP {r.get('status')}: {r.get('error')}"],
+            ["the API server", f"exited at {d['exit_s']} s, code {d['server_exit_code']}"]]
+    return html.table(["after SIGKILL of the engine core", "what came back"], rows)
+
+
+FRAGMENTS = {"startup": startup, "stall": stall, "death": death}
