@@ -18,14 +18,14 @@ IN_FLIGHT_S = 2.0
 POLL_S = 0.2
 NEW_REQUEST_AFTER_S = 0.15
 NEW_REQUEST_TOKENS = 8
-# The streams' client gives up after this long with no byte (the read timeout); the job waits for
-# the process to exit at most EXIT_LIMIT_S after SIGTERM, longer than the timeout, so an exit that
-# waits for the clients to leave is seen.
+# The streams' client gives up after read_timeout_s with no byte (default STREAM_READ_TIMEOUT_S); the
+# job waits for the process to exit at most EXIT_LIMIT_S after SIGTERM, longer than any timeout, so an
+# exit that waits for the clients to leave is seen.
 STREAM_READ_TIMEOUT_S = 15.0
 EXIT_LIMIT_S = 45.0
 
 
-def drain(ctx, shutdown_timeout_s: int | None) -> dict:
+def drain(ctx, shutdown_timeout_s: int | None, read_timeout_s: float = STREAM_READ_TIMEOUT_S) -> dict:
     import os
     import signal
     import time
@@ -36,7 +36,8 @@ def drain(ctx, shutdown_timeout_s: int | None) -> dict:
     from verify.measure import capture
     look = ctx.snippet(_watch.SNIPPET)
     flags = ("--shutdown-timeout", str(shutdown_timeout_s)) if shutdown_timeout_s is not None else ()
-    data: dict = {"shutdown_timeout_flag": list(flags), "stream_tokens": STREAM_TOKENS, "proxy": PROXY}
+    data: dict = {"shutdown_timeout_flag": list(flags), "stream_tokens": STREAM_TOKENS, "proxy": PROXY,
+                  "read_timeout_s": read_timeout_s}
     with ctx.launch(flags) as srv:
         polls, ready_s = _watch.wait_ready(ctx, srv, look)
         data["startup"] = capture.results("startup-polls", polls, polls=polls, ready_s=ready_s,
@@ -54,7 +55,7 @@ def drain(ctx, shutdown_timeout_s: int | None) -> dict:
             with httpx.Client(base_url=proxy.url, timeout=60.0) as patient:
                 data["warm_up"] = _watch.answer_of(patient, new_body)
             before = _watch.gauges(direct)
-            streams = [_watch.stream_in_background(base + "/v1/completions", body, STREAM_READ_TIMEOUT_S)
+            streams = [_watch.stream_in_background(base + "/v1/completions", body, read_timeout_s)
                        for base in (srv.url, proxy.url)]
             time.sleep(IN_FLIGHT_S)
             os.kill(srv.process.pid, signal.SIGTERM)
@@ -102,7 +103,7 @@ def streams_line(d) -> str:
                      f"after SIGTERM; usage {s['tokens']} of {d['stream_tokens']} tokens, finish reason "
                      f"{s['finish_reason']}, {len(s['errors'])} error event(s), [DONE] "
                      f"{'sent' if s['done'] else 'not sent'}, ended {after_signal(s, s['ended_s'])} s after SIGTERM"
-                     + (f" by the client's {STREAM_READ_TIMEOUT_S:.0f} s read timeout ({s['client_error']})"
+                     + (f" by the client's {d['read_timeout_s']:.0f} s read timeout ({s['client_error']})"
                         if s["client_error"] else "")
                      for s in streams(d))
 

@@ -2,8 +2,8 @@
 
 Each trial is verify/jobs/health/_drain.py's sequence on a server of its own, started with the
 profile's flags only. What a stream in flight receives races with the shutdown (an error event
-on one run, nothing at all on another), so the job runs TRIALS trials and every claim must hold
-in each.
+on one run, nothing at all on another), so the job runs TRIALS trials, each with its own client read
+timeout, and every claim must hold in each.
 """
 
 from __future__ import annotations
@@ -11,13 +11,16 @@ from __future__ import annotations
 from verify.job import OFFLINE, Claim, Job, verdict_if
 
 TRIALS = 2
+# Each trial's streams give up after a different read timeout: an exit that follows the clients moves
+# with it, an exit that merely takes a while does not.
+READ_TIMEOUTS_S = (8.0, 15.0)
 REFUSED_WITHIN_S = 0.5  # the claim: new connections are refused this soon after SIGTERM
 EXIT_AFTER_STREAMS_S = 5.0  # the claim: the process exits this soon after its last stream ended
 
 
 def collect(ctx) -> dict:
     from verify.jobs.health import _drain
-    return {"trials": [_drain.drain(ctx, shutdown_timeout_s=None) for _ in range(TRIALS)]}
+    return {"trials": [_drain.drain(ctx, shutdown_timeout_s=None, read_timeout_s=t) for t in READ_TIMEOUTS_S]}
 
 
 def _each(d, rule) -> tuple[bool | None, str]:

@@ -114,13 +114,15 @@ def decide_manifest_fits(d):
     m, exit_s, ready_s = d["manifest"], d["drain"]["exit_s"], d["startup"]["ready_s"]
     if exit_s is None:
         return verdict_if(None, "no drain time was measured")
-    fits = (m["grace_period_s"] >= m["pre_stop_sleep_s"] + m["shutdown_timeout_s"]
+    teardown = exit_s - _last_stream_end_after_signal(d)
+    fits = (m["grace_period_s"] >= m["pre_stop_sleep_s"] + m["shutdown_timeout_s"] + teardown
             and m["shutdown_timeout_s"] == SHUTDOWN_TIMEOUT_S and exit_s <= m["shutdown_timeout_s"]
             and m["startup_budget_s"] >= STARTUP_MARGIN * ready_s)
     return verdict_if(fits, f"grace period {m['grace_period_s']} s against preStop {m['pre_stop_sleep_s']} s + "
-                            f"--shutdown-timeout {m['shutdown_timeout_s']} s; measured drain {exit_s:.1f} s; startup "
-                            f"probe budget {m['startup_budget_s']} s against a measured start-up of {ready_s:.1f} s "
-                            f"(at least {STARTUP_MARGIN:.0f}x required)")
+                            f"--shutdown-timeout {m['shutdown_timeout_s']} s + the measured teardown {teardown:.1f} s "
+                            f"(last stream's end to exit); measured drain {exit_s:.1f} s; startup probe budget "
+                            f"{m['startup_budget_s']} s against a measured start-up of {ready_s:.1f} s (at least "
+                            f"{STARTUP_MARGIN:.0f}x required)")
 
 
 JOB = Job(
@@ -146,7 +148,7 @@ JOB = Job(
         Claim("drain-grace.metrics-show-drain", "/metrics keeps answering during the drain and shows requests "
               "running.", decide_metrics_show_drain),
         Claim("drain-grace.manifest-fits", "The page's Deployment fits the measured timeline: its grace period "
-              "covers the preStop sleep plus the shutdown timeout, the measured drain fits the timeout, and its "
+              "covers the preStop sleep, the shutdown timeout and the teardown measured after the last stream, the measured drain fits the timeout, and its "
               "startup probe allows several times the measured start-up.", decide_manifest_fits),
     ),
 )
