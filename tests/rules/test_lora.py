@@ -286,3 +286,62 @@ def test_two_at_a_time_reports_each_trial(profile):
     one_trial_missing(failed)
     check(decide(MAX_LORAS, "two-at-a-time", failed), "inconclusive",
           because="a capture failed (an error status or a stream without text)")
+
+
+# --- lora-max-loras: two-at-a-time at its thresholds ------------------------------------------------------
+
+def _third_starts_before_the_last_end_by(data: dict, seconds: float) -> None:
+    """In every trial, the third adapter's first token comes `seconds` before the last of the pair finished."""
+    from verify.jobs.lora._together import span
+    from verify.jobs.lora.lora_max_loras import third_waited_s
+    for t in data["trials"]:
+        _, after_last = third_waited_s(t["three_adapters"])
+        _the_third(t)["started_s"] -= after_last + seconds
+        assert abs(third_waited_s(t["three_adapters"])[1] + seconds) < 1e-6, span(_the_third(t))
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("before, verdict", [(0.049, "confirmed"), (0.051, "refuted")])
+def test_the_third_may_start_at_most_50_ms_before_the_last_of_the_pair_ends(profile, before, verdict):
+    data = record(MAX_LORAS, profile)
+    _third_starts_before_the_last_end_by(data, before)
+    assert decide(MAX_LORAS, "two-at-a-time", data)["verdict"] == verdict
+
+
+def _pair_ends_close(t: dict, apart: float) -> None:
+    """The pair of trial t finishes `apart` seconds apart: the first of them to end is sent later."""
+    from verify.jobs.lora._together import span
+    from verify.jobs.lora.lora_max_loras import third_waited_s
+    after_first, after_last = third_waited_s(t["three_adapters"])
+    third = _the_third(t)
+    first_to_end = min((s for s in t["three_adapters"] if s is not third), key=lambda s: span(s)[1])
+    first_to_end["started_s"] += (after_first - after_last) - apart
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+@pytest.mark.parametrize("apart, verdict", [(0.09, "inconclusive"), (0.11, "confirmed")])
+def test_a_trial_tells_one_from_both_only_with_the_pair_100_ms_apart(profile, apart, verdict):
+    """Every trial but one has its pair finish `apart` s apart; two telling trials are needed."""
+    from verify.jobs.lora.lora_max_loras import TELLING_TRIALS, third_waited_s
+    data = record(MAX_LORAS, profile)
+    for t in data["trials"][1:]:
+        _pair_ends_close(t, apart)
+        w = third_waited_s(t["three_adapters"])
+        assert w is not None and abs((w[0] - w[1]) - apart) < 1e-6
+    v = decide(MAX_LORAS, "two-at-a-time", data)
+    assert v["verdict"] == verdict, v
+    if verdict == "inconclusive":
+        assert f"only 1 trial(s) had the pair finish more than 100 ms apart" in v["because"]
+        assert f"({TELLING_TRIALS} needed)" in v["because"]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_three_not_all_sent_before_the_first_finished_is_inconclusive(profile):
+    from verify.jobs.lora._together import span
+    data = record(MAX_LORAS, profile)
+    t = data["trials"][0]
+    first_end = min(span(s)[1] for s in t["three_adapters"])
+    third = _the_third(t)
+    third["started_s"] = first_end + 0.001
+    v = decide(MAX_LORAS, "two-at-a-time", data)
+    assert v["verdict"] == "inconclusive" and "were not all sent before the first of them finished" in v["because"], v
