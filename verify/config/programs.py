@@ -24,7 +24,7 @@ MODES = ("install", "site", "test")
 
 _NGINX_JOBS = ("cancel-nginx-default", "cancel-nginx-ignore-abort", "cancel-nginx-streaming", "cancel-nginx-tls",
                "finish-reasons", "probe-tls-default", "proxy-buffering", "proxy-read-timeout",
-               "drain-abort", "drain-grace")
+               "drain-abort", "drain-grace", "front-limit")
 _TLS_JOBS = ("cancel-nginx-tls", "probe-tls-default", "proxy-buffering", "other-proxies")
 _PROMETHEUS_JOBS = ("load-signals", "ttft-quantiles")
 

@@ -8,6 +8,10 @@ how a differing verdict is read, never how it is decided: editing the table leav
 """
 
 TIMING_CLAIMS: dict[str, tuple[str, ...]] = {
+    "admission-limit": (
+        "admission-limit.refused-fast",
+        "admission-limit.sdk-no-retries",
+    ),
     "api-server-cpu": (
         "api-server-cpu.small-beside-engine",
         "api-server-cpu.streaming-costs-more",
@@ -159,6 +163,9 @@ TIMING_CLAIMS: dict[str, tuple[str, ...]] = {
         "proxy-read-timeout.long-stream-completes",
         "proxy-read-timeout.non-streaming-cut",
         "proxy-read-timeout.slow-first-token-cut",
+    ),
+    "queue-grows": (
+        "queue-grows.ttft-arithmetic",
     ),
     "request-phases": (
         "request-phases.phases-add-up",

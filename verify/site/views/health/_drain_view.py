@@ -43,38 +43,43 @@ def trial(d) -> str:
     return polls + html.table(["", "what came back"], rows)
 
 
-def _arrivals(raw: dict, offset: float) -> tuple[float, ...]:
-    return tuple(round(x["t"] + offset, 3) for x in raw.get("lines", []) if str(x.get("line", "")).startswith("data: "))
+def _arrivals(raw: dict, start: float) -> tuple[float, ...]:
+    return tuple(round(x["t"] + start, 3) for x in raw.get("lines", []) if str(x.get("line", "")).startswith("data: "))
 
 
-def _rows(d, label: str) -> list[charts.Span]:
+def _rows(d, label: str) -> tuple[list[charts.Span], float]:
+    """The streams of one run, on a clock that starts when the first stream was sent; and SIGTERM on it."""
+    delivered = streams(d)
+    origin = min(s["offset_s"] for s in delivered)  # SIGTERM is at -origin on this clock
     out = []
-    for s, raw in zip(streams(d), d["drain"]["streams"]):
-        start, end = s["offset_s"], after_signal(s, s["ended_s"])
+    for s, raw in zip(delivered, d["drain"]["streams"]):
+        start = s["offset_s"] - origin
         ending = ("finish reason " + s["finish_reason"]) if s["finish_reason"] else \
             "error event" if s["errors"] else "client gave up" if s["client_error"] else "cut"
-        out.append(charts.Span(f"{label}stream {s['path']}: each dot is a data line", start, end - start,
+        out.append(charts.Span(f"{label}stream {s['path']}: each dot is a data line", start, s["ended_s"],
                                tone=0 if s["finish_reason"] else 1, events=_arrivals(raw["stream"], start),
                                text=ending))
-    return out
-
-
-def _marks(d, label: str = "") -> tuple[charts.Mark, ...]:
     exit_s = d["drain"]["exit_s"]
-    return (charts.Mark(0.0, "SIGTERM"),) + ((charts.Mark(exit_s, f"{label}exit"),) if exit_s is not None else ())
+    out.append(charts.Span(f"{label}the server process, from SIGTERM", -origin, exit_s if exit_s is not None else 0.0,
+                           tone=2, text=f"exited {exit_s:.1f} s after SIGTERM" if exit_s is not None else "still running"))
+    return out, -origin
 
 
 def chart(record) -> charts.Timeline:
     d = record["data"]
+    rows, sigterm = _rows(d, "")
     return charts.Timeline(title="The streams in flight against SIGTERM and the process's exit",
-                           x_label="seconds after SIGTERM", rows=tuple(_rows(d, "")), marks=_marks(d))
+                           x_label="seconds after the streams were sent", rows=tuple(rows),
+                           marks=(charts.Mark(sigterm, "SIGTERM"),))
 
 
 def trials_chart(record) -> charts.Timeline:
-    ts = record["data"]["trials"]
-    rows = tuple(r for i, t in enumerate(ts) for r in _rows(t, f"trial {i + 1}, "))
-    marks = (charts.Mark(0.0, "SIGTERM"),) + tuple(
-        charts.Mark(t["drain"]["exit_s"], f"trial {i + 1} exit", tone=3 + i)
-        for i, t in enumerate(ts) if t["drain"]["exit_s"] is not None)
+    rows, signals = [], []
+    for i, t in enumerate(record["data"]["trials"]):
+        trial_rows, sigterm = _rows(t, f"trial {i + 1}, ")
+        rows += trial_rows
+        signals.append(sigterm)
+    # Each trial's SIGTERM came the same time after its streams were sent, to a few ms: one mark.
     return charts.Timeline(title="The streams in flight against SIGTERM and each trial's exit",
-                           x_label="seconds after SIGTERM", rows=rows, marks=marks)
+                           x_label="seconds after the streams were sent", rows=tuple(rows),
+                           marks=(charts.Mark(min(signals), "SIGTERM"),))

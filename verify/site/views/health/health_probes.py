@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from verify.jobs.health._watch import tokens_and_end
-from verify.site import html
+from verify.site import charts, html
 from verify.site.views.health._timeline import runs
 
 FIELDS = ("port", "health", "models", "completion")
@@ -44,4 +44,28 @@ def death(record) -> str:
     return html.table(["after SIGKILL of the engine core", "what came back"], rows)
 
 
+def startup_chart(record) -> charts.Timeline:
+    """Per endpoint: from spawn to its first HTTP answer (refused), then until its first 200."""
+    polls = record["data"]["startup"]["polls"]
+    ready = record["data"]["startup"]["ready_s"]
+    rows = []
+    for key, label in (("health", "/health"), ("models", "/v1/models"), ("completion", "a completion")):
+        answered = next((p["t"] for p in polls if isinstance(p.get(key), int)), None)
+        ok = next((p["t"] for p in polls if p.get(key) == 200), None)
+        if answered is None or ok is None:
+            continue
+        rows.append(charts.Span(f"{label}: no HTTP answer", 0.0, answered, tone=1,
+                                text=f"refused until {answered:.1f} s"))
+        failed = tuple(p["t"] for p in polls if p["t"] < ok and p.get(key) is not None and p.get(key) != 200)
+        if ok > answered or failed:
+            rows.append(charts.Span(f"{label}: open, not yet 200 (dots: polls that failed)", answered, ok - answered,
+                                    tone=3, events=failed, text=f"200 from {ok:.1f} s"))
+        else:
+            rows.append(charts.Span(f"{label}: 200", ok, 0.0, tone=0, events=(ok,), text=f"200 from {ok:.1f} s"))
+    return charts.Timeline(title="What each endpoint answered from the moment the server process was spawned",
+                           x_label="seconds after spawn", rows=tuple(rows),
+                           marks=(charts.Mark(ready, "all three 200"),) if ready is not None else ())
+
+
 FRAGMENTS = {"startup": startup, "stall": stall, "death": death}
+CHARTS = {"startup": startup_chart}

@@ -1,0 +1,18 @@
+"""Overload article: hand-made flips, each an edit of a real record from a live vLLM server to the other behaviour."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+
+def flag_refused_at_start(d: dict) -> None:
+    """admission-limit.flag-known: the server stopped at its argument parser, as a release without the flag does
+    (the line is the one vLLM 0.27.0's parser printed, in that release's record)."""
+    for key in ("burst_answers", "sdk"):
+        d.pop(key, None)
+    d["start"]["unrecognized"] = ["api_server.py: error: unrecognized arguments: --max-num-queued-reqs"]
+
+
+HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "admission-limit.flag-known": flag_refused_at_start,
+}

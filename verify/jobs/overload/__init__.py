@@ -1,0 +1,1 @@
+"""Jobs of the article "Overload and Admission Control" (docs/overload.md)."""

@@ -1,0 +1,265 @@
+"""--max-num-queued-reqs: what a request past the limit gets, how fast, what the metrics count, and what
+the openai client makes of it.
+
+The job launches its own server with --max-num-seqs 1 and --max-num-queued-reqs LIMIT (a release that
+does not know the flag refuses to start, and that refusal is the observation). It sends BURST
+completions at the same moment (the page's snippet, overload/burst.py), reading /metrics before and
+after. Then, with the limit filled by LIMIT long streams, it calls the openai client (overload/sdk_retry.py)
+once with its default retries and once with none, reading the admission counter around each call.
+"""
+
+from __future__ import annotations
+
+from verify.job import OFFLINE, Claim, Job, verdict_if
+
+LIMIT = 2
+FLAGS = ("--max-num-seqs", "1", "--max-num-queued-reqs", str(LIMIT))
+BURST = 6
+BURST_TOKENS = 32
+FILL_TOKENS = 400  # the streams that hold the limit while the client is called
+REFUSED_WITHIN_S = 0.5  # the claim: a refusal comes this soon
+REASON = "max_num_queued_reqs"
+BUSY = "The engine is currently busy"  # the start of the refusal's message
+
+
+def collect(ctx) -> dict:
+    import time
+
+    import httpx
+
+    from verify.jobs.health import _watch
+    from verify.measure import capture
+    look = ctx.snippet(_watch.SNIPPET)
+    burst = ctx.snippet("overload/burst.py")
+    sdk = ctx.snippet("overload/sdk_retry.py")
+    data: dict = {"flags": list(FLAGS), "burst": BURST, "limit": LIMIT}
+    with ctx.launch(FLAGS) as srv:
+        polls, ready_s = _watch.wait_ready(ctx, srv, look)
+        if ready_s is None:
+            # A release without the flag stops at its argument parser: its log says so, and that is the finding.
+            log, lines = srv.log_capture(0)
+            data["start"] = {**log, "exit_code_of_server": srv.process.poll(), "polls": len(polls),
+                             "unrecognized": [x for x in lines if "unrecognized arguments" in x][-1:]}
+            return data
+        data["start"] = capture.results("startup-polls", polls, polls=polls, ready_s=ready_s)
+        with httpx.Client(base_url=srv.url, timeout=10.0) as client:
+            before = _counters(client)
+            answers = burst.burst(srv.api, _watch.MODEL, BURST, BURST_TOKENS)
+            _idle(client)
+            after = _counters(client)
+            data["burst_answers"] = capture.results("burst", answers, statuses=[a.get("status") for a in answers],
+                                                    answers=answers, expect_status=[503],
+                                                    counters_before=before, counters_after=after)
+            data["sdk"] = {label: _sdk_call(srv, client, sdk, retries)
+                           for label, retries in (("default", None), ("no retries", 0))}
+    return data
+
+
+def _counters(client) -> dict[str, float]:
+    """The admission counter by reason and the finished requests by reason, from /metrics."""
+    from prometheus_client.parser import text_string_to_metric_families
+    r = client.get("/metrics")
+    r.raise_for_status()
+    out: dict[str, float] = {}
+    for family in text_string_to_metric_families(r.text):
+        for s in family.samples:
+            if s.name in ("vllm:admission_rejections_total", "vllm:request_success_total"):
+                label = s.labels.get("reason") or s.labels.get("finished_reason")
+                key = f"{s.name}{{{label}}}"
+                out[key] = out.get(key, 0.0) + s.value
+            elif s.name in ("vllm:num_requests_running", "vllm:num_requests_waiting"):
+                out[s.name] = out.get(s.name, 0.0) + s.value
+    return out
+
+
+def _idle(client, limit_s: float = 120.0) -> None:
+    import time
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < limit_s:
+        c = _counters(client)
+        if c.get("vllm:num_requests_running", 1) == 0 and c.get("vllm:num_requests_waiting", 1) == 0:
+            return
+        time.sleep(0.2)
+
+
+def _sdk_call(srv, client, sdk, retries) -> dict:
+    """Fill the limit with long streams, call the openai client, read the admission counter around it."""
+    import time
+
+    from verify.jobs.health import _watch
+    from verify.measure import capture
+    body = {"model": _watch.MODEL, "prompt": "Write a very long story.", "max_tokens": FILL_TOKENS,
+            "ignore_eos": True, "stream": True}
+    fills = [_watch.stream_in_background(srv.api + "/completions", body, 120.0) for _ in range(LIMIT)]
+    time.sleep(1.0)  # both admitted: one running, one waiting
+    before = _counters(client)
+    result = sdk.call(srv.api, _watch.MODEL, retries)
+    after = _counters(client)
+    held = [f()[0] for f in fills]
+    _idle(client)
+    return capture.results("sdk-call", [result], result=result, counters_before=before, counters_after=after,
+                           limit_held_by=[{"status": h.get("status"), "error": h.get("error")} for h in held])
+
+
+def _flag_known(d) -> bool:
+    return "burst_answers" in d
+
+
+def _not_known(d) -> str:
+    lines = d["start"].get("unrecognized") or ["(no line)"]
+    return f"the server did not start with {' '.join(d['flags'])}: {lines[0][-160:]}"
+
+
+def _delta(c: dict, key: str) -> float:
+    return c["counters_after"].get(key, 0.0) - c["counters_before"].get(key, 0.0)
+
+
+def decide_flag_known(d):
+    if _flag_known(d):
+        return verdict_if(True, f"the server started with {' '.join(d['flags'])}")
+    if not d["start"].get("unrecognized"):
+        return verdict_if(None, "the server did not start, for another reason than an unknown flag")
+    return verdict_if(False, _not_known(d))
+
+
+def _answers(d):
+    return d["burst_answers"]["answers"]
+
+
+def _statuses(d) -> str:
+    return ", ".join(f"{a.get('status')} in {a.get('seconds', 0):.2f} s" for a in _answers(d))
+
+
+def decide_counts_running(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    admitted = sum(a.get("status") == 200 for a in _answers(d))
+    return verdict_if(admitted == LIMIT, f"{BURST} sent at once to --max-num-seqs 1 --max-num-queued-reqs {LIMIT}: "
+                                         f"{admitted} admitted; {_statuses(d)}")
+
+
+def decide_refused_503(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    refused = [a for a in _answers(d) if a.get("status") != 200]
+    if not refused:
+        return verdict_if(None, "nothing was refused")
+    ok = all(a.get("status") == 503 and str(a.get("message") or "").startswith(BUSY) for a in refused)
+    return verdict_if(ok, f"{len(refused)} refused: " + "; ".join(f"{a.get('status')}: {a.get('message')}"
+                                                                  for a in refused[:2]))
+
+
+def decide_refused_fast(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    refused = [a["seconds"] for a in _answers(d) if a.get("status") == 503]
+    admitted = [a["seconds"] for a in _answers(d) if a.get("status") == 200]
+    if not refused or not admitted:
+        return verdict_if(None, "the burst needs refused and admitted requests to compare: " + _statuses(d))
+    return verdict_if(max(refused) <= REFUSED_WITHIN_S < min(admitted),
+                      f"refusals answered in at most {max(refused):.3f} s; admitted requests took "
+                      f"{min(admitted):.2f} to {max(admitted):.2f} s")
+
+
+def decide_no_retry_after(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    refused = [a for a in _answers(d) if a.get("status") == 503]
+    if not refused:
+        return verdict_if(None, "nothing was refused")
+    headers = sorted({str(a.get("retry_after")) for a in refused})
+    return verdict_if(headers == ["None"], f"Retry-After on the {len(refused)} refusals: {', '.join(headers)}")
+
+
+def decide_counter(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    b = d["burst_answers"]
+    refused = sum(a.get("status") == 503 for a in _answers(d))
+    counted = _delta(b, f"vllm:admission_rejections_total{{{REASON}}}")
+    admitted_done = sum(_delta(b, k) for k in b["counters_after"] if k.startswith("vllm:request_success_total"))
+    return verdict_if(counted == refused and admitted_done == BURST - refused,
+                      f"{refused} refused; vllm:admission_rejections_total{{reason=\"{REASON}\"}} rose by "
+                      f"{counted:.0f}; vllm:request_success_total rose by {admitted_done:.0f}")
+
+
+def decide_admitted_whole(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    admitted = [a for a in _answers(d) if a.get("status") == 200]
+    if not admitted:
+        return verdict_if(None, "nothing was admitted")
+    return verdict_if(all(a.get("tokens") == BURST_TOKENS and a.get("finish_reason") == "length" for a in admitted),
+                      "admitted: " + ", ".join(f"{a.get('tokens')} tokens ({a.get('finish_reason')})" for a in admitted))
+
+
+def _sdk_line(c: dict) -> str:
+    r = c["result"]
+    return (f"raised {r.get('raised')} (HTTP {r.get('status')}) after {r['seconds']:.2f} s; "
+            f"vllm:admission_rejections_total rose by {_delta(c, 'vllm:admission_rejections_total{' + REASON + '}'):.0f}")
+
+
+def _uncounted(c: dict) -> bool:
+    """The release has no admission counter: the client's attempts cannot be counted on the server."""
+    return f"vllm:admission_rejections_total{{{REASON}}}" not in c["counters_after"]
+
+
+def decide_sdk_retries(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    c = d["sdk"]["default"]
+    r = c["result"]
+    if any(h["status"] != 200 for h in c["limit_held_by"]):
+        return verdict_if(None, "the streams meant to hold the limit were not both admitted")
+    if _uncounted(c):
+        return verdict_if(None, "this release's /metrics has no vllm:admission_rejections_total, so the client's "
+                                "attempts cannot be counted")
+    attempts = _delta(c, f"vllm:admission_rejections_total{{{REASON}}}")
+    return verdict_if(r.get("status") == 503 and attempts == 1 + r["default_max_retries"],
+                      f"with the client's defaults (max_retries {r['default_max_retries']}): " + _sdk_line(c))
+
+
+def decide_sdk_no_retries(d):
+    if not _flag_known(d):
+        return verdict_if(None, _not_known(d))
+    c, default = d["sdk"]["no retries"], d["sdk"]["default"]
+    if any(h["status"] != 200 for h in c["limit_held_by"]):
+        return verdict_if(None, "the streams meant to hold the limit were not both admitted")
+    if _uncounted(c):
+        return verdict_if(None, "this release's /metrics has no vllm:admission_rejections_total, so the client's "
+                                "attempts cannot be counted")
+    attempts = _delta(c, f"vllm:admission_rejections_total{{{REASON}}}")
+    fast = c["result"]["seconds"] <= REFUSED_WITHIN_S < default["result"]["seconds"]
+    return verdict_if(c["result"].get("status") == 503 and attempts == 1 and fast,
+                      "with max_retries=0: " + _sdk_line(c) + "; with the defaults: " + _sdk_line(default))
+
+
+JOB = Job(
+    id="admission-limit",
+    title="Requests past --max-num-queued-reqs",
+    question="With --max-num-queued-reqs set, what does a request past the limit get, how soon, what do the "
+             "metrics count, and what does the openai client do with it?",
+    pages=("overload.md",),
+    engine=OFFLINE,
+    starts_own_engine=True,  # the job launches a server with flags a release may not know
+    collect=collect,
+    claims=(
+        Claim("admission-limit.flag-known", "The server accepts --max-num-queued-reqs.", decide_flag_known),
+        Claim("admission-limit.counts-running", f"The limit counts the running request too: with --max-num-seqs 1 "
+              f"and --max-num-queued-reqs {LIMIT}, {LIMIT} of {BURST} requests sent at once are admitted, not "
+              f"{LIMIT + 1}.", decide_counts_running),
+        Claim("admission-limit.refused-503", "A request past the limit gets HTTP 503 with the message \"The "
+              "engine is currently busy...\".", decide_refused_503),
+        Claim("admission-limit.refused-fast", f"The refusal comes at once (within {REFUSED_WITHIN_S} s), while "
+              "admitted requests take as long as their answers.", decide_refused_fast),
+        Claim("admission-limit.no-retry-after", "The 503 carries no Retry-After header.", decide_no_retry_after),
+        Claim("admission-limit.counted", "vllm:admission_rejections_total, labelled with the limit's name, counts "
+              "every refusal, and vllm:request_success_total only the admitted requests.", decide_counter),
+        Claim("admission-limit.admitted-whole", "Admitted requests are answered in full, as without the limit.",
+              decide_admitted_whole),
+        Claim("admission-limit.sdk-retries", "The openai client retries a 503 by itself: with its defaults one "
+              "call reaches the server three times before the caller sees the error.", decide_sdk_retries),
+        Claim("admission-limit.sdk-no-retries", "With max_retries=0 the caller sees the 503 at once, after one "
+              "attempt.", decide_sdk_no_retries),
+    ),
+)

@@ -1,0 +1,1 @@
+"""How the overload article's evidence looks on its page."""
