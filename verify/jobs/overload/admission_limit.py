@@ -19,6 +19,8 @@ BURST_TOKENS = 32
 FILL_TOKENS = 400  # the streams that hold the limit while the client is called
 REFUSED_WITHIN_S = 0.5  # the claim: a refusal comes this soon
 REASON = "max_num_queued_reqs"
+COUNTER = f"vllm:admission_rejections_total{{{REASON}}}"  # as _counters keys it
+NO_COUNTER = "this release's /metrics has no vllm:admission_rejections_total"
 BUSY = "The engine is currently busy"  # the start of the refusal's message
 
 
@@ -176,8 +178,11 @@ def decide_counter(d):
         return verdict_if(None, _not_known(d))
     b = d["burst_answers"]
     refused = sum(a.get("status") == 503 for a in _answers(d))
-    counted = _delta(b, f"vllm:admission_rejections_total{{{REASON}}}")
     admitted_done = sum(_delta(b, k) for k in b["counters_after"] if k.startswith("vllm:request_success_total"))
+    if COUNTER not in b["counters_after"]:
+        return verdict_if(False, f"{refused} refused; {NO_COUNTER}; vllm:request_success_total rose by "
+                                 f"{admitted_done:.0f}")
+    counted = _delta(b, COUNTER)
     return verdict_if(counted == refused and admitted_done == BURST - refused,
                       f"{refused} refused; vllm:admission_rejections_total{{reason=\"{REASON}\"}} rose by "
                       f"{counted:.0f}; vllm:request_success_total rose by {admitted_done:.0f}")
@@ -196,41 +201,36 @@ def decide_admitted_whole(d):
 def _sdk_line(c: dict) -> str:
     r = c["result"]
     return (f"raised {r.get('raised')} (HTTP {r.get('status')}) after {r['seconds']:.2f} s; "
-            f"vllm:admission_rejections_total rose by {_delta(c, 'vllm:admission_rejections_total{' + REASON + '}'):.0f}")
+            f"vllm:admission_rejections_total rose by {_delta(c, COUNTER):.0f}")
 
 
-def _uncounted(c: dict) -> bool:
-    """The release has no admission counter: the client's attempts cannot be counted on the server."""
-    return f"vllm:admission_rejections_total{{{REASON}}}" not in c["counters_after"]
+def _sdk_call_undecided(d, label: str) -> str | None:
+    """Why the client call `label` cannot decide a claim about its attempts, or None when it can."""
+    if not _flag_known(d):
+        return _not_known(d)
+    c = d["sdk"][label]
+    if any(h["status"] != 200 for h in c["limit_held_by"]):
+        return "the streams meant to hold the limit were not both admitted"
+    if COUNTER not in c["counters_after"]:
+        return NO_COUNTER + ", so the client's attempts cannot be counted"
+    return None
 
 
 def decide_sdk_retries(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if why := _sdk_call_undecided(d, "default"):
+        return verdict_if(None, why)
     c = d["sdk"]["default"]
     r = c["result"]
-    if any(h["status"] != 200 for h in c["limit_held_by"]):
-        return verdict_if(None, "the streams meant to hold the limit were not both admitted")
-    if _uncounted(c):
-        return verdict_if(None, "this release's /metrics has no vllm:admission_rejections_total, so the client's "
-                                "attempts cannot be counted")
-    attempts = _delta(c, f"vllm:admission_rejections_total{{{REASON}}}")
-    return verdict_if(r.get("status") == 503 and attempts == 1 + r["default_max_retries"],
+    return verdict_if(r.get("status") == 503 and _delta(c, COUNTER) == 1 + r["default_max_retries"],
                       f"with the client's defaults (max_retries {r['default_max_retries']}): " + _sdk_line(c))
 
 
 def decide_sdk_no_retries(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if why := _sdk_call_undecided(d, "no retries") or _sdk_call_undecided(d, "default"):
+        return verdict_if(None, why)
     c, default = d["sdk"]["no retries"], d["sdk"]["default"]
-    if any(h["status"] != 200 for h in c["limit_held_by"]):
-        return verdict_if(None, "the streams meant to hold the limit were not both admitted")
-    if _uncounted(c):
-        return verdict_if(None, "this release's /metrics has no vllm:admission_rejections_total, so the client's "
-                                "attempts cannot be counted")
-    attempts = _delta(c, f"vllm:admission_rejections_total{{{REASON}}}")
     fast = c["result"]["seconds"] <= REFUSED_WITHIN_S < default["result"]["seconds"]
-    return verdict_if(c["result"].get("status") == 503 and attempts == 1 and fast,
+    return verdict_if(c["result"].get("status") == 503 and _delta(c, COUNTER) == 1 and fast,
                       "with max_retries=0: " + _sdk_line(c) + "; with the defaults: " + _sdk_line(default))
 
 

@@ -24,7 +24,7 @@ def sdk(record) -> str:
     for label, c in d["sdk"].items():
         r = c["result"]
         rows.append([label, str(r.get("raised")), str(r.get("status")), f"{r['seconds']:.2f}",
-                     f"{job._delta(c, 'vllm:admission_rejections_total{' + job.REASON + '}'):+.0f}"])
+                     f"{job._delta(c, job.COUNTER):+.0f}"])
     return html.table(["client retries", "raised", "status", "seconds until raised", "refusals counted"], rows)
 
 
