@@ -55,6 +55,7 @@ def test_probe_direct_agrees_with_the_site(live_server, tmp_path):
     assert {"health", "drain"} <= set(checks) and "every completion answered" in checks["drain"]["measured"]
     # Straight to vLLM no proxy names itself, so the delivery row links the article's candidates.
     assert "no proxy named itself (Server 'uvicorn')" in out.stdout and "streaming/#experiment-4" in out.stdout
+    assert "symptom" not in out.stdout  # nothing differs, so no symptom is pointed at
 
 
 @pytest.mark.parametrize("setup", sorted(s for s in SETUPS if s != "nginx-short-read-timeout"))
@@ -73,6 +74,8 @@ def test_probe_through_each_proxy_reports_what_the_site_measured(setup, live_ser
         assert out.returncode in (3, 4), (out.returncode, out.stderr)
         if checks["delivery"]["verdict"] == "unknown":
             assert "could not be told" in out.stderr and "not agreement" in out.stderr
+        # Either way the reader is sent to the symptom that explains it, on the site's index.
+        assert "symptoms/#symptom-tokens-in-bursts" in out.stdout, out.stdout
     else:
         assert checks["delivery"]["verdict"] == "ok", checks["delivery"]
     site = _site_says_cancel_reaches_engine(setup)

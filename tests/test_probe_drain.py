@@ -36,8 +36,12 @@ def test_a_drain_the_probe_watches_is_reported_with_its_failed_requests(tmp_path
         stream.start()
         threading.Event().wait(1.0)
         os.kill(srv.process.pid, signal.SIGTERM)
-        _, rest = probe.communicate(timeout=180)
-    checks = {c["id"]: c for c in json.loads(report.read_text())["checks"]}
+        out, rest = probe.communicate(timeout=180)
+    record = json.loads(report.read_text())
+    checks = {c["id"]: c for c in record["checks"]}
     assert probe.returncode == 3, rest
     assert checks["drain"]["verdict"] == "differs" and "500" in checks["drain"]["measured"], checks["drain"]
     assert checks["health"]["verdict"] == "ok"
+    # The reader is sent to the symptom: printed, and in the report.
+    assert "symptoms/#symptom-errors-during-rollout" in out, out
+    assert any("symptom-errors-during-rollout" in line for line in record["symptoms"])

@@ -128,15 +128,63 @@ def test_no_page_refers_to_an_outside_host_for_assets(site):
             pytest.fail(f"{page.relative_to(site)} loads {m.group(1)}")
 
 
+def _published() -> list[str]:
+    return [line for line in PUBLISHED_ANCHORS.read_text().splitlines() if line.strip() and not line.startswith("#")]
+
+
+def _ids_on(site: Path, page: str, cache: dict) -> set[str]:
+    if page not in cache:
+        f = site / page / "index.html" if page else site / "index.html"
+        cache[page] = set(re.findall(r'id="([^"]+)"', f.read_text())) if f.is_file() else set()
+    return cache[page]
+
+
+def gone(site: Path, entries: list[str], anchors: dict, pages: dict) -> list[str]:
+    """The published anchors that lead nowhere once every redirect is followed."""
+    from verify.config.redirects import resolve
+    cache: dict = {}
+    out = []
+    for entry in entries:
+        page, _, anchor = resolve(entry, anchors, pages).partition("#")
+        if anchor not in _ids_on(site, page, cache):
+            out.append(entry)
+    return out
+
+
 def test_previously_published_anchors_still_exist(site):
-    pages: dict[str, str] = {}
-    for line in PUBLISHED_ANCHORS.read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        page, anchor = line.split("#", 1)
-        if page not in pages:
-            pages[page] = (site / page / "index.html").read_text() if page else (site / "index.html").read_text()
-        assert f'id="{anchor}"' in pages[page], f"published anchor {line} is gone"
+    """Every anchor runbooks may link to still leads somewhere: on its page, or where a redirect sends it."""
+    from verify.config import redirects
+    assert gone(site, _published(), redirects.ANCHORS, redirects.pages()) == []
+
+
+def test_a_moved_anchor_needs_its_redirect(site):
+    """The site's real move (streaming#experiment-5 became streaming#proxy-read-timeout): without its entry
+    in the anchor map it is gone; a page moved without its page redirect is gone too."""
+    from verify.config import redirects
+    assert "streaming#experiment-5" in _published()
+    assert gone(site, ["streaming#experiment-5"], {}, redirects.pages()) == ["streaming#experiment-5"]
+    assert gone(site, ["streaming#experiment-5"], redirects.ANCHORS, redirects.pages()) == []
+    # A symptom's page under its old name: only the page redirect leads on.
+    old = "troubleshooting#symptom-health-503"
+    assert gone(site, [old], redirects.ANCHORS, {}) == [old]
+    assert gone(site, [old], redirects.ANCHORS, redirects.pages()) == []
+    # What the build serves at the old page address forwards, anchor and all (mkdocs-redirects).
+    assert "symptoms/" in (site / "troubleshooting" / "index.html").read_text()
+
+
+def test_every_symptom_and_claim_anchor_is_published(site):
+    """New anchors join the list when they are published: every symptom and every claim box on a page."""
+    from verify.config.symptoms import SYMPTOMS
+    from verify.verdicts.directives import page_claims
+    from verify.site.render import page_url
+    published = set(_published())
+    missing = [f"symptoms#{s.anchor}" for s in SYMPTOMS if f"symptoms#{s.anchor}" not in published]
+    for pc in page_claims():
+        _, claim = all_claims()[pc.claim_id]
+        entry = f"{page_url(pc.page).rstrip('/')}#{claim.anchor}"
+        if entry not in published:
+            missing.append(entry)
+    assert not missing, "add to tests/published_anchors.txt: " + ", ".join(sorted(set(missing))[:10])
 
 
 # --- in a real browser -------------------------------------------------------------------------
@@ -313,6 +361,44 @@ def test_search_finds_the_article(page, served):
 def test_search_finds_a_claim_by_its_identifier(page, served):
     results = _search(page, served, "offline-generation-defaults.explicit-replaces-all")
     assert "Offline Batch Inference" in results.first.inner_text()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("words, symptom", [
+    ("maximum context length", "maximum-context-length"),
+    ("The engine is currently busy", "engine-busy-503"),
+    ("does not exist", "model-does-not-exist"),
+    ("tokens arrive in bursts", "tokens-in-bursts"),
+    ("pod is Ready requests hang", "ready-but-hangs"),
+])
+def test_search_finds_a_symptom_by_what_an_operator_types(page, served, words, symptom):
+    """The words of an error message, or of what one sees, find the symptom on the index."""
+    results = _search(page, served, words)
+    page.wait_for_timeout(300)  # results fill in as the index answers
+    hrefs = [a.get_attribute("href") or "" for a in page.locator(".md-search-result__item a").all()]
+    assert any(f"symptoms/#symptom-{symptom}" in h for h in hrefs[:8]), (words, hrefs[:8])
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("old, new", [
+    ("/streaming/#experiment-5", "/streaming/#proxy-read-timeout"),  # an anchor that moved
+    ("/troubleshooting/#symptom-health-503", "/symptoms/#symptom-health-503"),  # a page that moved
+])
+def test_an_old_address_lands_on_the_new_place(page, served, old, new):
+    page.goto(served + old)
+    page.wait_for_url(served + new, timeout=10_000)
+    target = page.locator("#" + new.split("#")[1])
+    target.wait_for(state="visible")
+    assert page.errors == [] and page.outside == []
+
+
+@pytest.mark.browser
+def test_a_claim_box_shows_its_permanent_link(page, served):
+    anchor = all_claims()["health-probes.dead-health-503"][1].anchor
+    _visit(page, served, "/health/")
+    link = page.locator(f"#{anchor} .verify-permalink a")
+    assert link.inner_text() == f"health/#{anchor}"
+    assert link.get_attribute("href") == f"#{anchor}"
 
 
 @pytest.mark.browser

@@ -115,3 +115,15 @@ def test_zensical_status_page_lists_every_claim_and_links_to_it(zpage, zserved):
     zpage.locator("table.verify-status a[href*='#claim-getting-started-notebook--runs']").first.click()
     zpage.wait_for_load_state("networkidle")
     assert zpage.locator("#claim-getting-started-notebook--runs").is_visible()
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("old, new", [
+    ("/streaming/#experiment-5", "/streaming/#proxy-read-timeout"),  # an anchor that moved
+    ("/troubleshooting/#symptom-health-503", "/symptoms/#symptom-health-503"),  # a page that moved
+])
+def test_zensical_serves_the_same_redirects(zpage, zserved, old, new):
+    """The second generator has no plugins: `verify render` writes the forwarding page and the anchor map."""
+    zpage.goto(zserved + old)
+    zpage.wait_for_url(zserved + new, timeout=10_000)
+    zpage.locator("#" + new.split("#")[1]).wait_for(state="visible")

@@ -1,5 +1,6 @@
 """Send n completions at the same moment and report what each got: its status, how long the answer
-took, the error message of a refusal, and the Retry-After header if the server sent one."""
+took, the error message of a refusal, the Retry-After header if the server sent one, and the
+tokens its prompt and answer counted."""
 
 import threading
 import time
@@ -26,6 +27,7 @@ def burst(base_url: str, model: str, n: int, max_tokens: int) -> list[dict]:
         results[i] = {"status": r.status_code, "seconds": round(time.perf_counter() - t0, 3),
                       "message": error.get("message") if isinstance(error, dict) else error,
                       "retry_after": r.headers.get("retry-after"),
+                      "prompt_tokens": (answer.get("usage") or {}).get("prompt_tokens"),
                       "tokens": (answer.get("usage") or {}).get("completion_tokens"),
                       "finish_reason": (answer.get("choices") or [{}])[0].get("finish_reason")}
 

@@ -13,6 +13,14 @@ def flag_refused_at_start(d: dict) -> None:
     d["start"]["unrecognized"] = ["api_server.py: error: unrecognized arguments: --max-num-queued-reqs"]
 
 
+def tokens_flag_refused_at_start(d: dict) -> None:
+    """queued-tokens.flag-known: the server stopped at its argument parser, as a release without the flag does."""
+    for key in ("burst_answers", "holder"):
+        d.pop(key, None)
+    d["start"]["unrecognized"] = ["api_server.py: error: unrecognized arguments: --max-num-queued-tokens 22"]
+
+
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
     "admission-limit.flag-known": flag_refused_at_start,
+    "queued-tokens.flag-known": tokens_flag_refused_at_start,
 }

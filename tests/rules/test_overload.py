@@ -95,6 +95,9 @@ OLDEST = [row("admission-limit.flag-known", None, "refuted", contains="unrecogni
     row(f"admission-limit.{c}", None, "inconclusive", starts="the server did not start")
     for c in ("counts-running", "refused-503", "refused-fast", "no-retry-after", "counted", "admitted-whole",
               "sdk-retries", "sdk-no-retries")]
+OLDEST += [row("queued-tokens.flag-known", None, "refuted", contains="unrecognized arguments")] + [
+    row(f"queued-tokens.{c}", None, "inconclusive", starts="the server did not start")
+    for c in ("long-prompt-alone", "generating-free", "cut-after-crossing", "refused-503", "counted")]
 
 # --- queue-grows -----------------------------------------------------------------------------------------
 
@@ -170,6 +173,111 @@ ROWS += [
     row("front-limit.nginx-refuses", nginx_let_one_more_through, "refuted"),
     row("front-limit.engine-never-sees", engine_counted_a_refused_one, "refuted"),
     row("front-limit.admitted-whole", passed_answer_cut, "refuted"),
+]
+
+
+# --- queued-tokens ---------------------------------------------------------------------------------------
+
+QT_COUNTER = "vllm:admission_rejections_total{max_num_queued_tokens}"
+
+
+def one_more_admitted(d):
+    """A fourth prompt admitted although the prompts waiting before it (27 tokens) had reached the limit."""
+    p = next(a for a in _answers(d) if a["status"] == 200)["prompt_tokens"]
+    _refused(d)[0].update(status=200, tokens=16, finish_reason="length", message=None, prompt_tokens=p)
+
+
+def one_fewer_admitted(d):
+    """Two admitted, as a limit on the backlog after admission (9 + 9 + 9 > 22) would give."""
+    next(a for a in _answers(d) if a["status"] == 200).update(
+        status=503, tokens=None, finish_reason=None, prompt_tokens=None,
+        message="The engine has reached its prefill token backlog limit. Please try again later.", seconds=0.2)
+
+
+def prompts_of_other_lengths(d):
+    next(a for a in _answers(d) if a["status"] == 200)["prompt_tokens"] += 1
+
+
+def all_refused(d):
+    for a in _answers(d):
+        if a["status"] == 200:
+            a.update(status=503, tokens=None, finish_reason=None, prompt_tokens=None, seconds=0.2,
+                     message="The engine has reached its prefill token backlog limit. Please try again later.")
+
+
+def refused_as_busy(d):
+    _refused(d)[0]["message"] = "The engine is currently busy and cannot accept new requests."
+
+
+def refusal_slow(d):
+    _refused(d)[0]["seconds"] = 1.5
+
+
+def refusal_with_retry_after(d):
+    _refused(d)[0]["retry_after"] = "2"
+
+
+def holder_cut(d):
+    """The long stream ended before [DONE]: its answer was not given in full."""
+    d["holder"]["lines"] = [x for x in d["holder"]["lines"] if x["line"] != "data: [DONE]"]
+
+
+def holder_short(d):
+    """The long stream's prompt counted fewer tokens than the limit: it proves nothing about a longer one."""
+    from tests.rules._records import edit_chunks
+
+    def fewer(chunk):
+        if chunk.get("usage"):
+            chunk["usage"]["prompt_tokens"] = 20
+    edit_chunks(d["holder"], fewer)
+
+
+def holder_failed(d):
+    d["holder"].update(status=None, error="ConnectError: refused", lines=[])
+
+
+def holder_done_before_burst(d):
+    """The long stream's last token came before the burst was decided: it was no longer generating."""
+    for x in d["holder"]["lines"]:
+        x["t"] = min(x["t"], d["burst_answers"]["burst_sent_s"])
+
+
+def never_generating(d):
+    d["burst_answers"]["generating_after_s"] = None
+
+
+def qt_refusal_not_counted(d):
+    d["burst_answers"]["counters_after"][QT_COUNTER] -= 1
+
+
+def qt_no_counter(d):
+    for side in ("counters_before", "counters_after"):
+        d["burst_answers"][side].pop(QT_COUNTER, None)
+
+
+ROWS += [
+    row("queued-tokens.flag-known", None, "confirmed"),
+    row("queued-tokens.long-prompt-alone", None, "confirmed"),
+    row("queued-tokens.long-prompt-alone", holder_cut, "refuted"),
+    row("queued-tokens.long-prompt-alone", holder_short, "refuted"),
+    row("queued-tokens.long-prompt-alone", holder_failed, "inconclusive", contains="a capture failed"),
+    row("queued-tokens.generating-free", None, "confirmed"),
+    row("queued-tokens.generating-free", all_refused, "refuted"),
+    row("queued-tokens.generating-free", holder_done_before_burst, "refuted"),
+    row("queued-tokens.generating-free", never_generating, "inconclusive", contains="never started generating"),
+    row("queued-tokens.cut-after-crossing", None, "confirmed"),
+    row("queued-tokens.cut-after-crossing", one_more_admitted, "refuted"),
+    row("queued-tokens.cut-after-crossing", one_fewer_admitted, "refuted", contains="would admit 2"),
+    row("queued-tokens.cut-after-crossing", prompts_of_other_lengths, "inconclusive"),
+    row("queued-tokens.cut-after-crossing", all_refused, "inconclusive"),
+    row("queued-tokens.refused-503", None, "confirmed"),
+    row("queued-tokens.refused-503", refused_as_busy, "refuted"),
+    row("queued-tokens.refused-503", refusal_slow, "refuted"),
+    row("queued-tokens.refused-503", refusal_with_retry_after, "refuted"),
+    row("queued-tokens.counted", None, "confirmed"),
+    row("queued-tokens.counted", qt_refusal_not_counted, "refuted"),
+    row("queued-tokens.counted", qt_no_counter, "refuted", contains="has no vllm:admission_rejections_total"),
+    row("queued-tokens.counted", holder_failed, "inconclusive"),
 ]
 
 

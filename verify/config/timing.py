@@ -167,6 +167,10 @@ TIMING_CLAIMS: dict[str, tuple[str, ...]] = {
     "queue-grows": (
         "queue-grows.ttft-arithmetic",
     ),
+    "queued-tokens": (
+        "queued-tokens.generating-free",
+        "queued-tokens.refused-503",
+    ),
     "request-phases": (
         "request-phases.phases-add-up",
     ),

@@ -31,12 +31,28 @@ def table(checks, root: str) -> str:
     return "\n".join(f"{r[0]:<{widths[0]}}  {r[1]:<{widths[1]}}  {r[2]:<{widths[2]}}  {r[3]}" for r in rows)
 
 
+def symptom_links(checks, root: str) -> list[str]:
+    """For each check that differs or could not be told: the symptom of the site's index it matches, with its
+    address (verify/config/symptoms.py says which checks point where)."""
+    from verify.config.symptoms import PAGE, for_probe_check
+    from verify.probe.checks import DIFFERS, UNKNOWN
+    page = PAGE.removesuffix(".md") + "/"
+    out = []
+    for c in checks:
+        symptom = for_probe_check(c.id) if c.verdict in (DIFFERS, UNKNOWN) else None
+        if symptom:
+            how = "differs" if c.verdict == DIFFERS else "could not be told; if it recurs"
+            out.append(f"{c.id} {how}: symptom \"{symptom.title}\" at {root}{page}#{symptom.anchor}")
+    return out
+
+
 def report(url: str, model: str, server_version: str | None, checks, raw: dict, started: float,
            secrets: list[str]) -> dict:
     record = {
         "generated": "by verify probe; do not edit",
         "url": safe_url(url), "model": model,
         "checks": [c.as_record() for c in checks],
+        "symptoms": symptom_links(checks, site_root()),
         "data": raw,
         "provenance": {"server": {"url": safe_url(url), "version": server_version, "model": model},
                        **provenance.machine_facts(), "date": provenance.utc_now(),

@@ -47,6 +47,8 @@ def probe(url: str, api_key_env: str | None = None, model: str | None = None, me
         checks.append(drain)
         raw.update(drain_raw)
     print(probe_report.table(checks, probe_report.site_root()))
+    for line in probe_report.symptom_links(checks, probe_report.site_root()):
+        print(line)
     record = probe_report.report(base, model, version, checks, raw, started, [key] if key else [])
     if report_path:
         probe_report.write(report_path, record)

@@ -36,6 +36,15 @@ def _report(problem: str) -> None:
     log.warning("%s", problem)
 
 
+def on_files(files, config):
+    # The script that follows a moved anchor, generated from its one map (verify/config/redirects.py).
+    from mkdocs.structure.files import File
+
+    from verify.config.redirects import ANCHOR_SCRIPT, anchor_script
+    files.append(File.generated(config, ANCHOR_SCRIPT, content=anchor_script()))
+    return files
+
+
 def on_page_markdown(markdown, page, config, files):
     try:
         return render_page(page.file.src_path, markdown, _report)

@@ -72,13 +72,15 @@ def _verdict_pill(verdict: str, expect: str) -> str:
 
 
 def claim_box(claim, expect: str, main, states: list, prefix: str, across: str | None = None,
-              changed_between: bool = False, other_hardware: bool = False, releases: list | None = None) -> str:
+              changed_between: bool = False, other_hardware: bool = False, releases: list | None = None,
+              page: str = "") -> str:
     """A claim as the page states it, with the verdict of the page's profile in full and the rest folded.
 
     states: the profiles shown in full (the page's own and other hardware, such as t4);
     across: where the verdict holds across vLLM releases, in one line (verify/verdicts/releases.py);
     changed_between: the verdict differs between releases, which the line says and links;
-    releases: every release's row (releases.timeline), shown when the line is opened.
+    releases: every release's row (releases.timeline), shown when the line is opened;
+    page: the page's URL from the site root, shown with the anchor as the box's permanent link.
     """
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
                    f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
@@ -109,7 +111,8 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
     return (f'\n<div class="verify-claim verify-{text(state)}" id="{claim.anchor}">'
             f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '
             f'<span class="verify-id">{text(claim.id)}</span> <strong>{text(claim.text)}</strong></div>'
-            f'{mismatch}{rows}<div class="verify-foot">{note}</div></div>\n')
+            f'{mismatch}{rows}<div class="verify-foot">{note}<small class="verify-permalink">Permanent link: '
+            f'<a href="#{claim.anchor}">{text(page)}#{claim.anchor}</a></small></div></div>\n')
 
 
 def release_rows(rows: list, expect: str, prefix: str) -> str:
@@ -293,3 +296,34 @@ def _count(n: int, noun: str) -> str:
 
 def _num(value) -> str:
     return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
+LEXERS = {".sh": "bash", ".py": "python", ".promql": "promql", ".yaml": "yaml", ".yml": "yaml", ".conf": "nginx"}
+
+
+def _include(snippet: str, indent: str = "") -> str:
+    """A fenced block that includes a file of snippets/ (pymdownx.snippets): the page never copies code."""
+    lang = next((v for k, v in LEXERS.items() if snippet.endswith(k)), "text")
+    return f'{indent}```{lang}\n{indent}--8<-- "{snippet}"\n{indent}```\n'
+
+
+def symptom_claim(claim, expect: str, state, page_href: str, across: str | None) -> str:
+    """One claim a symptom leans on: its verdict on the site's profile, why, and a link to its box."""
+    releases = f' <small>· vLLM releases: {text(across)}</small>' if across else ""
+    return (f'<li>{_verdict_pill(state.verdict, expect)} <a href="{page_href}#{claim.anchor}">'
+            f'<code>{text(claim.id)}</code></a> {text(claim.text)}{releases}<br>'
+            f'<small class="verify-because">{text(state.because)}</small></li>')
+
+
+def symptom(s, claim_rows: list[str], read: str) -> str:
+    """A symptom of the index: a heading with its permanent anchor, how to confirm it, the claims that
+    explain it (verdicts from their records) and the fix, with a link (read) to the section that settles it."""
+    fix = ""
+    if s.fix_snippet:
+        fix = f'\n??? example "The fix, as measured: snippets/{text(s.fix_snippet)}"\n\n' + _include(s.fix_snippet, "    ")
+    return (f"\n### {text(s.title)} {{ #{s.anchor} }}\n\n"
+            f'<p class="verify-symptom-link"><a href="#{s.anchor}" title="Permanent link to this symptom">'
+            f'symptoms/#{s.anchor}</a></p>\n\n'
+            f"**Confirm**: {text(s.confirm_how)}.\n\n" + _include(s.confirm)
+            + '\n**Explained by**\n\n<ul class="verify-symptom-claims">' + "".join(claim_rows) + "</ul>\n\n"
+            + f'**Fix**: {text(s.fix)} <a href="{read}">Read why</a>.\n' + fix + "\n")

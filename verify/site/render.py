@@ -69,7 +69,7 @@ def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str
     changed = releases.ends_differ(across)  # what the releases page lists (and links to)
     return html.claim_box(claim, expect, main, states, prefix, releases.since(across), changed,
                           other_hardware=isinstance(problem, agreement.HardwareDifference),
-                          releases=releases.timeline(claim_id))
+                          releases=releases.timeline(claim_id), page=page_url(src))
 
 
 def _main_record(src: str, warn: Warn, job_id: str):
@@ -169,6 +169,28 @@ def _release_changes(src: str, prefix: str, part: str) -> str:
     return parts[part]
 
 
+def _symptom(src: str, warn: Warn, prefix: str, symptom_id: str) -> str:
+    from verify.config.symptoms import by_id
+    from verify.verdicts import symptoms
+    if symptom_id not in by_id():
+        raise VerifyError(f"{src}: unknown symptom {symptom_id!r} (they are listed in verify/config/symptoms.py)")
+    s = by_id()[symptom_id]
+    rows = []
+    for lean in symptoms.leans(s):
+        problem = symptoms.lean_problem(s, lean)
+        if problem:
+            warn(agreement.Contradiction(f"{src}: {problem}") if lean.state and lean.state.verdict not in
+                 ("missing", "inconclusive") and not lean.state.stale else f"{src}: {problem}")
+        if lean.state is None or lean.page is None:
+            continue
+        _, claim = find_claim(lean.claim_id)
+        across = releases.verdicts_across(lean.claim_id)
+        rows.append(html.symptom_claim(claim, lean.expect, lean.state, prefix + page_url(lean.page),
+                                       releases.since(across)))
+    read_page, _, read_anchor = s.read.partition("#")
+    return html.symptom(s, rows, f"{prefix}{page_url(read_page)}#{read_anchor}")
+
+
 def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) -> str:
     """The page's Markdown with every directive replaced; src is its path relative to docs/.
 
@@ -197,6 +219,8 @@ def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) 
             out = _status_table(prefix)
         elif d.name == "release_changes":
             out = _release_changes(src, prefix, *d.args)
+        elif d.name == "symptom":
+            out = _symptom(src, warn, prefix, *d.args)
         else:
             raise VerifyError(f"{src}:{d.line}: directive {d.name} is not rendered by the site")
         markdown = markdown[:d.start] + out + markdown[d.end:]

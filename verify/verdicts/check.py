@@ -16,10 +16,10 @@ import os
 from pathlib import Path
 
 from verify.job import VERDICTS
-from verify.config.profiles import Profile, runs_on
+from verify.config.profiles import DEFAULT_PROFILE, Profile, runs_on
 from verify.paths import DOCS
 from verify.registry import all_claims, all_jobs
-from verify.verdicts import agreement, release_prose
+from verify.verdicts import agreement, release_prose, symptoms
 from verify.verdicts.directives import page_claims
 
 
@@ -51,6 +51,8 @@ def problems(profile: Profile, docs: Path = DOCS, evidence_root: Path | None = N
             if not any((page, claim.id) in stated_pairs for page in job.pages):
                 found.append(f"{', '.join(job.pages)}: claim {claim.id!r} of job {job.id} is stated on none of its pages")
     found += release_prose.problems(docs)
+    if profile.name == DEFAULT_PROFILE and docs == DOCS:
+        found += symptoms.problems()  # the index leans on the site's own profile
     return found
 
 

@@ -9,6 +9,7 @@ A page writes, in its Markdown source:
     {{ article_counts("kv-cache.md") }}                 another page's claim count and newest evidence (home page)
     {{ status_table() }}                               every job (status page only)
     {{ release_changes("claims") }}                    what changed between releases ("summary", "claims", "figures", "tolerances")
+    {{ symptom("health-503") }}                        a symptom of the index, with the claims it leans on (verify/config/symptoms.py)
 
 The build hook (verify/site/hook.py) replaces them; `verify check` reads the
 `claim` directives to compare what pages assert with what the evidence says.
@@ -25,7 +26,7 @@ from verify.errors import VerifyError
 from verify.paths import DOCS
 
 DIRECTIVE = re.compile(r"\{\{\s*(?P<call>[a-z_]+\(.*?\))\s*\}\}")
-KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "release_changes"}
+KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "release_changes", "symptom"}
 
 
 @dataclass(frozen=True)

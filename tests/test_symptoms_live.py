@@ -1,0 +1,63 @@
+"""The symptom index's own confirming commands (snippets/symptoms/), run against the live server: the shell
+ones as a reader runs them, the PromQL ones in a real Prometheus that scrapes the live server. Every
+file in the folder is run by one test here, so the index cannot show a command nobody ran."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+
+import httpx
+import pytest
+
+from tests.conftest import ROOT
+from verify.live import prometheus
+
+FOLDER = ROOT / "snippets" / "symptoms"
+# What each shell command prints on a healthy server (the symptom absent), as a pattern.
+SHELL = {
+    "health.sh": (r"^/health: 200$", {}),
+    "models.sh": (r"^chat$", {}),
+    "non_streaming.sh": (r"^HTTP 200 after [0-9.]+ s$", {"MAX_TOKENS": "8"}),
+    "watch_drain.sh": (r"drain\s+ok\s+\d+ polls, every completion answered", {"WATCH_S": "1"}),
+}
+# Queries whose vllm: series must be exported; and the one that must find none (an old name).
+EMPTY_BY_DESIGN = {"old_names.promql"}
+
+pytestmark = pytest.mark.live
+
+
+def test_every_file_in_the_folder_is_run_here():
+    files = {p.name for p in FOLDER.iterdir()}
+    assert files == set(SHELL) | {p.name for p in FOLDER.glob("*.promql")}, files
+
+
+@pytest.mark.parametrize("name", sorted(SHELL))
+def test_a_shell_command_confirms_the_healthy_case(name, base_env):
+    pattern, extra = SHELL[name]
+    out = subprocess.run(["bash", str(FOLDER / name)], cwd=ROOT, env={**base_env, **extra}, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert re.search(pattern, out.stdout, re.M), out.stdout[-2000:]
+
+
+def _query_text(path) -> str:
+    return "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
+
+
+def test_every_promql_query_runs_in_prometheus_on_the_series_the_server_exports(live_server):
+    # One request first, so the histograms and counters the queries read have samples.
+    httpx.post(live_server.api + "/completions", json={"model": "chat", "prompt": "Hi", "max_tokens": 4},
+               timeout=120).raise_for_status()
+    target = f"127.0.0.1:{live_server.port}"
+    with prometheus.managed_prometheus(target) as prom:
+        assert prometheus.wait_for(lambda: prom.query("vllm:num_requests_running"), 30), "no scrape"
+        exported = set(prom._get("/api/v1/label/__name__/values", {}))
+        for path in sorted(FOLDER.glob("*.promql")):
+            expr = _query_text(path)
+            result = prom.query(expr)  # an invalid query raises with Prometheus' own error
+            names = set(re.findall(r"vllm:[a-z_:]+", expr))
+            if path.name in EMPTY_BY_DESIGN:
+                assert result == [] and not names & exported, (path.name, result)
+            else:
+                assert names <= exported, (path.name, names - exported)
