@@ -77,7 +77,7 @@ def test_a_command_nothing_runs_and_a_fix_nothing_measured_are_problems(monkeypa
     broken = dataclasses.replace(_one("health-503"), confirm="health/unknown.sh", fix_snippet="nginx/unmeasured.conf")
     monkeypatch.setattr(symptoms, "SYMPTOMS", (broken,))
     found = "\n".join(symptoms.problems())
-    assert "is run by no job's fresh record" in found and "does not exist" in found
+    assert "is run by no job's record" in found and "does not exist" in found
     assert "fix snippets/nginx/unmeasured.conf is measured by no job" in found
 
 
@@ -122,3 +122,11 @@ def test_a_differing_check_prints_its_symptom_and_an_agreeing_one_nothing():
 def test_redirects_resolve_published_anchors(entry, expected):
     from verify.config.redirects import resolve
     assert resolve(entry) == expected
+
+
+def test_verify_check_reports_a_claim_the_index_leans_on_once(monkeypatch):
+    """A stale claim is reported by its article's line; the index adds only what the articles cannot see."""
+    gone = dataclasses.replace(_one("health-503"), claims=("health-probes.no-such-claim", "health-probes.dead-exits"))
+    monkeypatch.setattr(symptoms, "SYMPTOMS", (gone,))
+    assert [p for p in symptoms.problems(articles_checked=True) if "leans on" in p] == [
+        "symptom 'health-503' leans on claim 'health-probes.no-such-claim', which no job defines"]

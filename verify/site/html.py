@@ -110,9 +110,9 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
     state = "myth" if main.verdict == expect == "refuted" else main.verdict
     return (f'\n<div class="verify-claim verify-{text(state)}" id="{claim.anchor}">'
             f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '
-            f'<span class="verify-id">{text(claim.id)}</span> <strong>{text(claim.text)}</strong></div>'
-            f'{mismatch}{rows}<div class="verify-foot">{note}<small class="verify-permalink">Permanent link: '
-            f'<a href="#{claim.anchor}">{text(page)}#{claim.anchor}</a></small></div></div>\n')
+            f'<span class="verify-id">{text(claim.id)}</span> <strong>{text(claim.text)}</strong>'
+            f'<small class="verify-permalink">Permanent link: <a href="#{claim.anchor}">{text(page)}#{claim.anchor}'
+            f'</a></small></div>{mismatch}{rows}<div class="verify-foot">{note}</div></div>\n')
 
 
 def release_rows(rows: list, expect: str, prefix: str) -> str:
@@ -315,15 +315,18 @@ def symptom_claim(claim, expect: str, state, page_href: str, across: str | None)
             f'<small class="verify-because">{text(state.because)}</small></li>')
 
 
-def symptom(s, claim_rows: list[str], read: str) -> str:
+def symptom(s, claim_rows: list[str], read: str, confirm_lines: int = 0) -> str:
     """A symptom of the index: a heading with its permanent anchor, how to confirm it, the claims that
-    explain it (verdicts from their records) and the fix, with a link (read) to the section that settles it."""
+    explain it (verdicts from their records) and the fix, with a link (read) to the section that settles it.
+    A confirming command longer than a screenful (confirm_lines) is folded, its name showing."""
     fix = ""
     if s.fix_snippet:
         fix = f'\n??? example "The fix, as measured: snippets/{text(s.fix_snippet)}"\n\n' + _include(s.fix_snippet, "    ")
     return (f"\n### {text(s.title)} {{ #{s.anchor} }}\n\n"
             f'<p class="verify-symptom-link"><a href="#{s.anchor}" title="Permanent link to this symptom">'
             f'symptoms/#{s.anchor}</a></p>\n\n'
-            f"**Confirm**: {text(s.confirm_how)}.\n\n" + _include(s.confirm)
+            f"**Confirm**: {text(s.confirm_how)}.\n\n"
+            + (f'??? example "The command: snippets/{text(s.confirm)}"\n\n' + _include(s.confirm, "    ")
+               if confirm_lines > 15 else _include(s.confirm))
             + '\n**Explained by**\n\n<ul class="verify-symptom-claims">' + "".join(claim_rows) + "</ul>\n\n"
             + f'**Fix**: {text(s.fix)} <a href="{read}">Read why</a>.\n' + fix + "\n")

@@ -19,7 +19,7 @@ from typing import Callable
 
 from verify.errors import VerifyError
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES
-from verify.paths import DOCS
+from verify.paths import DOCS, SNIPPETS
 from verify.registry import all_jobs, find_claim
 from verify.site import charts, html, views
 from verify.verdicts import agreement, release_prose, releases
@@ -188,7 +188,8 @@ def _symptom(src: str, warn: Warn, prefix: str, symptom_id: str) -> str:
         rows.append(html.symptom_claim(claim, lean.expect, lean.state, prefix + page_url(lean.page),
                                        releases.since(across)))
     read_page, _, read_anchor = s.read.partition("#")
-    return html.symptom(s, rows, f"{prefix}{page_url(read_page)}#{read_anchor}")
+    lines = len((SNIPPETS / s.confirm).read_text(encoding="utf-8").splitlines()) if (SNIPPETS / s.confirm).is_file() else 0
+    return html.symptom(s, rows, f"{prefix}{page_url(read_page)}#{read_anchor}", lines)
 
 
 def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) -> str:
