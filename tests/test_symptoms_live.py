@@ -21,6 +21,7 @@ SHELL = {
     "non_streaming.sh": (r"^HTTP 200 after [0-9.]+ s$", {"MAX_TOKENS": "8"}),
     "watch_drain.sh": (r"drain\s+ok\s+\d+ polls, every completion answered", {"WATCH_S": "1"}),
 }
+PYTHON = {"client_defaults.py": r"^timeout=.+ max_retries=2$"}  # the client's defaults: two retries
 # Queries whose vllm: series must be exported; and the one that must find none (an old name).
 EMPTY_BY_DESIGN = {"old_names.promql"}
 
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.live
 
 def test_every_file_in_the_folder_is_run_here():
     files = {p.name for p in FOLDER.iterdir()}
-    assert files == set(SHELL) | {p.name for p in FOLDER.glob("*.promql")}, files
+    assert files == set(SHELL) | set(PYTHON) | {p.name for p in FOLDER.glob("*.promql")}, files
 
 
 @pytest.mark.parametrize("name", sorted(SHELL))
@@ -39,6 +40,15 @@ def test_a_shell_command_confirms_the_healthy_case(name, base_env):
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert re.search(pattern, out.stdout, re.M), out.stdout[-2000:]
+
+
+@pytest.mark.parametrize("name", sorted(PYTHON))
+def test_a_python_command_confirms_what_it_says(name, base_env):
+    import sys
+    out = subprocess.run([sys.executable, str(FOLDER / name)], cwd=ROOT, env=base_env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert re.search(PYTHON[name], out.stdout, re.M), out.stdout
 
 
 def _query_text(path) -> str:

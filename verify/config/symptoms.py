@@ -79,7 +79,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Leave nginx's proxy_ignore_client_abort at its default (off).", "streaming.md#cancellation",
             fix_snippet="nginx/streaming.conf", probe_checks=("cancellation",)),
     Symptom("request-runs-twice", "The server runs the same request several times", GROUPS[0],
-            "streaming/client_settings.py", "the server's log adds one request per attempt of one call",
+            "symptoms/client_defaults.py", "the client's own timeout and retries: with retries above zero and "
+            "a timeout shorter than the generation, each attempt runs again on the server",
             ("client-retries.amplification", "client-retries.sequential-copies", "admission-limit.sdk-retries"),
             "Set the client's timeout above the longest generation and its retries deliberately.",
             "streaming.md#dial-it-in", fix_snippet="streaming/client_settings.py"),
@@ -150,7 +151,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "Use a name /v1/models lists; load an adapter before naming it.", "lora.md#adapters-are-models",
             fix_snippet="lora/runtime.py"),
     Symptom("tool-choice-400", "400 \"auto\" tool choice requires --enable-auto-tool-choice", GROUPS[3],
-            "structured-outputs/tools.py", "a request with tools gets 400 naming the flags",
+            "structured-outputs/tools.py", "on a server without a tool-call parser, call() raises a 400 that names "
+            "the flags",
             ("tool-choice-no-parser.auto-refused", "tool-choice-no-parser.omitted-refused",
              "request-handling.tool-choice-needs-flags"),
             "Start the server with the tool-calling flags, or send tool_choice none.",
