@@ -11,6 +11,8 @@ reading /metrics before and after.
 from __future__ import annotations
 
 from verify.job import OFFLINE, Claim, Job, verdict_if
+# The same launch, the same start-up finding on a release without the flag, read the same way.
+from verify.jobs.overload.admission_limit import _flag_known, _not_known, decide_flag_known
 
 LIMIT = 22  # prompt tokens; the burst's prompts count 9 or 10 each, so LIMIT is no multiple of them
 FLAGS = ("--max-num-seqs", "1", "--max-num-queued-tokens", str(LIMIT))
@@ -78,15 +80,6 @@ def _wait_generating(client, generated: float, limit_s: float = 60.0) -> float |
     return None
 
 
-def _flag_known(d) -> bool:
-    return "burst_answers" in d
-
-
-def _not_known(d) -> str:
-    lines = d["start"].get("unrecognized") or ["(no line)"]
-    return f"the server did not start with {' '.join(d['flags'])}: {lines[0][-160:]}"
-
-
 def _answers(d):
     return d["burst_answers"]["answers"]
 
@@ -125,14 +118,6 @@ def _undecided(d) -> str | None:
 
 def _statuses(d) -> str:
     return ", ".join(f"{a.get('status')} in {a.get('seconds', 0):.2f} s" for a in _answers(d))
-
-
-def decide_flag_known(d):
-    if _flag_known(d):
-        return verdict_if(True, f"the server started with {' '.join(d['flags'])}")
-    if not d["start"].get("unrecognized"):
-        return verdict_if(None, "the server did not start, for another reason than an unknown flag")
-    return verdict_if(False, _not_known(d))
 
 
 def decide_long_prompt_alone(d):
