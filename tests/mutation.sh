@@ -19,5 +19,8 @@ echo "mutation: mutmut run in $WORK (progress below)"
 start=$(date +%s)
 nice python -m mutmut run --max-children "${MAX_CHILDREN:-2}" || true
 python -m mutmut results --all true > "$WORK/mutmut-results.txt" 2>/dev/null || true
-echo "mutation: $(( $(date +%s) - start )) s"
-python "$ROOT/tests/mutation_score.py" "$WORK/mutmut-results.txt"
+seconds=$(( $(date +%s) - start ))
+echo "mutation: $seconds s"
+# The record names the commit that was mutated; the status page shows it (docs/evidence/mutation-score.json).
+python "$ROOT/tests/mutation_score.py" "$WORK/mutmut-results.txt" --seconds "$seconds" \
+    --commit "$(git rev-parse HEAD)" --record "${RECORD:-$ROOT/docs/evidence/mutation-score.json}"

@@ -19,8 +19,8 @@ import pytest
 from tests.conftest import ROOT
 from verify.evidence.inputs import code_hash
 
-JOB_FILE = ROOT / "verify" / "jobs" / "kv_cache" / "kv_timeline.py"
-JOB_ID = "kv-timeline"
+JOB_FILE = ROOT / "verify" / "jobs" / "kv_cache" / "kv_reservation.py"
+JOB_ID = "kv-reservation"
 SOURCE = JOB_FILE.read_text()
 
 
@@ -39,11 +39,13 @@ def _reformatted(source: str) -> str:
     """Comments and blank lines before every top-level definition, a docstring added to each one-line
     signature, and trailing spaces removed."""
     lines = []
-    for line in source.splitlines():
+    source_lines = source.splitlines()
+    for i, line in enumerate(source_lines):
         if line.startswith(("def ", "class ")):
             lines += ["", "# a comment added", ""]
         lines.append(line.rstrip())
-        if line.startswith("def ") and line.endswith(":"):
+        has_docstring = i + 1 < len(source_lines) and source_lines[i + 1].strip().startswith('"""')
+        if line.startswith("def ") and line.endswith(":") and not has_docstring:
             lines.append('    """A docstring that was not there."""')
     return "\n".join(lines) + "\n"
 

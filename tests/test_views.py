@@ -68,6 +68,42 @@ def test_every_view_belongs_to_a_job_and_every_job_view_module_imports():
         views.fragments(job), views.charts(job), views.pages(job)  # noqa: B018 - each must import
 
 
+def _private_reads(tree) -> list[str]:
+    """`module._name` and `from module import _name` where module is under verify/jobs/."""
+    import ast
+    modules, found = set(), []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("verify.jobs"):
+            for a in node.names:
+                if (ROOT / node.module.replace(".", "/") / f"{a.name}.py").is_file():
+                    modules.add(a.asname or a.name)  # a job module bound to a name
+                elif a.name.startswith("_"):
+                    found.append(f"from {node.module} import {a.name}")
+        elif isinstance(node, ast.Import):
+            modules |= {a.asname for a in node.names if a.name.startswith("verify.jobs") and a.asname}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules \
+                and node.attr.startswith("_") and not node.attr.startswith("__"):
+            found.append(f"{node.value.id}.{node.attr} (line {node.lineno})")
+    return found
+
+
+def test_views_read_a_job_through_its_public_names_only():
+    """A job's private helpers are its own to rename; what a view reads is named without an underscore."""
+    import ast
+    reads = {p.relative_to(ROOT).as_posix(): r for p in (ROOT / "verify/site/views").rglob("*.py")
+             if (r := _private_reads(ast.parse(p.read_text())))}
+    assert reads == {}
+
+
+def test_a_private_read_is_caught():
+    import ast
+    assert _private_reads(ast.parse("from verify.jobs.kv_cache import kv_timeline as job\njob._x(1)\n")) \
+        == ["job._x (line 2)"]
+    assert _private_reads(ast.parse("from verify.jobs.lora._together import _span\n")) \
+        == ["from verify.jobs.lora._together import _span"]
+
+
 def test_no_job_module_draws_or_formats_a_page():
     for path in (ROOT / "verify/jobs").rglob("*.py"):
         text = path.read_text()

@@ -60,7 +60,7 @@ def tool_counts_any_objective(d: dict) -> None:
     """bench-definitions.goodput-every-objective: a tool whose goodput counts a request that meets any
     one objective."""
     from verify.jobs.latency import bench_definitions as job
-    _, some, _ = job._goodput_counts(d)
+    _, some, _ = job.goodput_counts(d)
     d["bench"]["result"]["request_goodput"] = some / d["bench"]["result"]["duration"]
 
 

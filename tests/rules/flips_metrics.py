@@ -12,7 +12,7 @@ def first_tokens_at_the_estimates(d: dict) -> None:
     from verify.jobs.metrics import ttft_quantiles as job
     values = sorted(r["ttft_s"] for r in d["requests"])
     for q in job.QUANTILES:
-        k, est = max(math.ceil(q * len(values)), 1) - 1, job._estimate(d, q)
+        k, est = max(math.ceil(q * len(values)), 1) - 1, job.estimate_of(d, q)
         values = [min(v, est) if j < k else est if j == k else max(v, est) for j, v in enumerate(values)]
     for r, v in zip(d["requests"], values):
         r["ttft_s"] = v

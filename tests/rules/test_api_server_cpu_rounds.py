@@ -68,7 +68,7 @@ def test_two_rounds_either_side_of_the_threshold_leave_it_open(profile):
     # The second round's streamed batch at concurrency 1 made as cheap as its pair: one ratio above 1.10,
     # one at 1.0, so a third round decides where the median falls.
     d = _rounds(record("api-server-cpu", profile), 2)
-    n, s = job._by(d, False, 1)[1], job._by(d, True, 1)[1]
+    n, s = job.batches_of(d, False, 1)[1], job.batches_of(d, True, 1)[1]
     ratio = job.cpu_per_token_ms(s)["api"] / job.cpu_per_token_ms(n)["api"]
     _scale_api_cpu(s, 1 / ratio)
     stop = job.settled(d)
@@ -83,7 +83,7 @@ def test_two_rounds_either_side_of_the_threshold_leave_it_open(profile):
 def test_two_rounds_below_the_threshold_settle_a_refutation(profile):
     d = _rounds(record("api-server-cpu", profile), 2)
     for c in job.LEVELS:
-        for n, s in zip(job._by(d, False, c), job._by(d, True, c)):
+        for n, s in zip(job.batches_of(d, False, c), job.batches_of(d, True, c)):
             _scale_api_cpu(s, job.cpu_per_token_ms(n)["api"] / job.cpu_per_token_ms(s)["api"])
     stop = job.settled(d)
     assert stop["settled"] and stop["why"] == "concurrency 1: not above; concurrency 8: not above"

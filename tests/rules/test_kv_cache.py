@@ -200,8 +200,8 @@ def test_blocks_two_tokens_away_from_the_engine_count_are_off(profile, engine_to
 @pytest.mark.parametrize("profile", PROFILES)
 def test_the_start_up_report_reads_as_the_exact_numbers_the_server_logged(profile):
     # The helper's exact return for a real report: "23,296" as 23296, "2,048" as 2048, "11.38x" as 11.38.
-    from verify.jobs.kv_cache.kv_sizing import _reported
-    assert _reported(record("kv-sizing", profile)) == {"tokens": 23296, "per_request": 2048, "concurrency": 11.38}
+    from verify.jobs.kv_cache.kv_sizing import reported_sizes
+    assert reported_sizes(record("kv-sizing", profile)) == {"tokens": 23296, "per_request": 2048, "concurrency": 11.38}
 
 
 @pytest.mark.parametrize("profile", PROFILES)

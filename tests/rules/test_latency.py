@@ -80,11 +80,11 @@ def test_an_edit_of_a_real_record_gives_the_verdict(profile, claim_id, edit, exp
 @pytest.mark.parametrize("profile", PROFILES)
 def test_goodput_decides_every_objective_only_in_a_run_where_no_request_met_both(profile):
     data = record(BENCH, profile)
-    assert job._goodput_counts(data)[0] == 0
+    assert job.goodput_counts(data)[0] == 0
     assert decide(BENCH, "goodput-every-objective", data)["verdict"] == "confirmed"
     # A tool that counts requests meeting any objective prints more than 0: refuted.
     any_one = record(BENCH, profile)
-    _, some, _ = job._goodput_counts(any_one)
+    _, some, _ = job.goodput_counts(any_one)
     any_one["bench"]["result"]["request_goodput"] = some / any_one["bench"]["result"]["duration"]
     assert decide(BENCH, "goodput-every-objective", any_one)["verdict"] == "refuted"
     # Objectives some requests meet both of: the printed figure then rides on its divisor too, which this
@@ -93,7 +93,7 @@ def test_goodput_decides_every_objective_only_in_a_run_where_no_request_met_both
     r = met["bench"]["result"]
     tpots = sorted((r["latencies"][i] - r["ttfts"][i]) / (r["output_lens"][i] - 1) for i in job._ok(met))
     met["slo_ms"]["tpot"] = tpots[len(tpots) // 2] * 1000
-    every, some, _ = job._goodput_counts(met)
+    every, some, _ = job.goodput_counts(met)
     assert 0 < every < some
     v = decide(BENCH, "goodput-every-objective", met)
     assert v["verdict"] == "inconclusive" and "a request met every objective" in v["because"]
@@ -147,7 +147,7 @@ def test_tpot_divided_by_n_is_refuted_and_a_tolerance_as_wide_as_the_gap_decides
     data = record(BENCH, profile)
     assert decide(BENCH, "tpot-formula", data)["verdict"] == "confirmed"
     r = data["bench"]["result"]
-    per_request = [(job._by_tool(data["streams"][i], "vllm_bench_serve")["tpot"], r["output_lens"][i])
+    per_request = [(job.by_tool(data["streams"][i], "vllm_bench_serve")["tpot"], r["output_lens"][i])
                    for i in job._ok(data)]
     by_n = median(t * (n - 1) / n for t, n in per_request)
     r["median_tpot_ms"] = by_n * 1000  # the time after the first chunk over all n tokens

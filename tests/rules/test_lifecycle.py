@@ -214,8 +214,8 @@ def test_tokens_counts_the_text_chunks_of_a_queued_answer(profile, request_index
 @pytest.mark.parametrize("profile", PROFILES)
 def test_each_request_timing_carries_its_token_count(profile):
     # The timings table's "text chunks" column: the count rides along with each request, sorted by first text.
-    from verify.jobs.lifecycle.max_num_seqs_queue import _timings
-    timings = _timings(record("max-num-seqs-queue", profile))
+    from verify.jobs.lifecycle.max_num_seqs_queue import request_timings
+    timings = request_timings(record("max-num-seqs-queue", profile))
     assert [t["tokens"] for t in timings] == [40, 40, 40]
     assert [t["ttft"] for t in timings] == sorted(t["ttft"] for t in timings)
 
@@ -223,13 +223,13 @@ def test_each_request_timing_carries_its_token_count(profile):
 @pytest.mark.parametrize("profile", PROFILES)
 def test_the_first_text_is_the_first_chunk_with_content_not_the_role_chunk(profile):
     # First vs second chunk: the role chunk (content "") arriving earlier must not count as the first text.
-    from verify.jobs.lifecycle.max_num_seqs_queue import _timings
+    from verify.jobs.lifecycle.max_num_seqs_queue import request_timings
     data = record("max-num-seqs-queue", profile)
-    before = [t["ttft"] for t in _timings(data)]
+    before = [t["ttft"] for t in request_timings(data)]
     for request in data["requests"]:
         role = next(i for i in request["lines"] if i["line"].startswith("data: {"))
         role["t"] = 0.0
-    assert [t["ttft"] for t in _timings(data)] == before
+    assert [t["ttft"] for t in request_timings(data)] == before
     text = next(i for i in data["requests"][0]["lines"] if '"content":"Once"' in i["line"])
     assert text["t"] in before
 
@@ -239,9 +239,9 @@ def test_the_first_text_is_the_first_chunk_with_content_not_the_role_chunk(profi
 @pytest.mark.parametrize("profile", PROFILES)
 def test_roles_name_the_listener_the_engine_core_and_the_worker_by_pid(profile):
     # The helper's exact return for a real process list: first process, EngineCore, Worker; no helper role.
-    from verify.jobs.lifecycle.server_processes import _roles
+    from verify.jobs.lifecycle.server_processes import process_roles
     after = record("server-processes", profile)["after"]
-    roles = _roles(after)
+    roles = process_roles(after)
     assert {role: p["pid"] for role, p in roles.items()} == {
         "api server": after[0]["pid"], "engine core": _by_name(after, "VLLM::EngineCore")["pid"],
         "worker": _by_name(after, "VLLM::Worker")["pid"]}
@@ -258,14 +258,14 @@ def test_roles_name_the_listener_the_engine_core_and_the_worker_by_pid(profile):
 def test_a_child_known_by_only_one_of_its_name_and_command_line_is_found(profile, name, role, known_by, claims):
     # Each half of the role test alone true: the name (its command line names no role), or the command line
     # (the process name is the interpreter's).
-    from verify.jobs.lifecycle.server_processes import _roles
+    from verify.jobs.lifecycle.server_processes import process_roles
     data = record("server-processes", profile)
     child = _by_name(data["after"], name)
     if known_by == "name":
         child["cmdline"] = _spawned(data["after"][0])
     else:
         child["name"] = data["after"][0]["name"]
-    assert _roles(data["after"])[role]["pid"] == child["pid"]
+    assert process_roles(data["after"])[role]["pid"] == child["pid"]
     for claim in claims:
         assert decide("server-processes", claim, data)["verdict"] == "confirmed"
 
@@ -275,11 +275,11 @@ def test_a_child_known_by_only_one_of_its_name_and_command_line_is_found(profile
                          ids=["engine-core", "worker"])
 def test_a_child_that_names_no_role_anywhere_leaves_its_role_empty(profile, name, role):
     # Both halves false: neither name nor command line says what the process is, so no role is guessed.
-    from verify.jobs.lifecycle.server_processes import _roles
+    from verify.jobs.lifecycle.server_processes import process_roles
     data = record("server-processes", profile)
     child = _by_name(data["after"], name)
     child["name"], child["cmdline"] = data["after"][0]["name"], _spawned(data["after"][0])
-    assert role not in _roles(data["after"])
+    assert role not in process_roles(data["after"])
     assert decide("server-processes", "three-processes", data)["verdict"] == "refuted"
     assert decide("server-processes", "busy-cores", data)["verdict"] == "refuted"
 

@@ -120,8 +120,8 @@ def one_answer_aborted(d):
 
 def last_first_token_late(d):
     """The last request in the queue got its first token 50 % later than k answers."""
-    from verify.jobs.overload.queue_grows import _timings
-    last = _timings(d)[-1]
+    from verify.jobs.overload.queue_grows import request_timings
+    last = request_timings(d)[-1]
     for r in d["requests"]:
         first = [x["t"] for x in r["lines"] if x["line"].startswith("data: ")]
         if first and abs(first[-1] - last["e2e"]) < 1e-9:

@@ -136,13 +136,13 @@ def batches_too_small_for_the_clock(data: dict) -> None:
 
 def _direct_first_text_at(data: dict, seconds: float) -> None:
     """Shift the direct stream's arrival times so its first text comes exactly `seconds` after sending."""
-    from verify.jobs.streaming.proxy_read_timeout import _timing
+    from verify.jobs.streaming.proxy_read_timeout import timing_of
     direct = data["slow_first_token_direct"]
-    shift = _timing(direct)["first_text"] - seconds
+    shift = timing_of(direct)["first_text"] - seconds
     for item in direct["lines"]:
         item["t"] = round(item["t"] - shift, 4)
     direct["ended_s"] = round(direct["ended_s"] - shift, 4)
-    assert _timing(direct)["first_text"] == seconds
+    assert timing_of(direct)["first_text"] == seconds
 
 
 def _through_nginx(data: dict, status: int, keep) -> None:
@@ -295,7 +295,7 @@ def test_streaming_costs_more_needs_the_median_ratio_above_its_margin_at_every_c
     # Every streamed batch at this concurrency brought to just under, then just over, the margin.
     job = api_server_cpu
     edited = record("api-server-cpu")
-    for n, s in zip(job._by(edited, False, concurrency), job._by(edited, True, concurrency)):
+    for n, s in zip(job.batches_of(edited, False, concurrency), job.batches_of(edited, True, concurrency)):
         ratio = job.cpu_per_token_ms(s)["api"] / job.cpu_per_token_ms(n)["api"]
         _scale_api_cpu(s, (1 + job.MORE_MARGIN) / ratio * nudge)
     verdict = decide("api-server-cpu", "streaming-costs-more", edited)
@@ -314,10 +314,10 @@ def test_one_outlying_round_does_not_decide_streaming_costs_more():
         data["batches"] += [{**copy.deepcopy(b), "round": r} for b in data["batches"] if b["round"] == rounds[0]]
     assert len({b["round"] for b in data["batches"]}) == job.ROUNDS
     for concurrency in job.LEVELS:
-        _scale_api_cpu(job._by(data, False, concurrency)[0], 2.5)
+        _scale_api_cpu(job.batches_of(data, False, concurrency)[0], 2.5)
     assert decide("api-server-cpu", "streaming-costs-more", data)["verdict"] == "confirmed"
     for concurrency in job.LEVELS:
-        _scale_api_cpu(job._by(data, False, concurrency)[1], 2.5)
+        _scale_api_cpu(job.batches_of(data, False, concurrency)[1], 2.5)
     assert decide("api-server-cpu", "streaming-costs-more", data)["verdict"] == "refuted"
 
 

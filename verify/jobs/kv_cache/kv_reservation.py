@@ -79,19 +79,20 @@ def collect(ctx) -> dict:
             "small": small, "large": large}
 
 
-def _blocks(d, usage: float) -> int:
+def blocks_at(d, usage: float) -> int:
     return round(usage * d["num_blocks"])
 
 
-def _needed(d, prompt_tokens: int, tokens: int) -> int:
+def blocks_needed(d, prompt_tokens: int, tokens: int) -> int:
     return math.ceil((prompt_tokens + tokens) / d["block_size"])
 
 
 def _off_growth(d, request: dict) -> list[tuple[int, int]]:
     """Readings whose blocks are not what prompt + the engine's generated tokens need: (engine tokens, blocks)."""
     prompt = request["prompt_tokens"]
-    return [(n, _blocks(d, u)) for _, u, n in request["readings"]
-            if not _needed(d, prompt, max(n - ENGINE_SLACK, 0)) <= _blocks(d, u) <= _needed(d, prompt, n + ENGINE_SLACK)]
+    return [(n, blocks_at(d, u)) for _, u, n in request["readings"]
+            if not (blocks_needed(d, prompt, max(n - ENGINE_SLACK, 0)) <= blocks_at(d, u)
+                    <= blocks_needed(d, prompt, n + ENGINE_SLACK))]
 
 
 def _running(request: dict) -> dict:
@@ -101,8 +102,8 @@ def _running(request: dict) -> dict:
 
 def decide_reserved(d):
     large = d["large"]
-    reserved = _needed(d, large["prompt_tokens"], large["max_tokens"])
-    first = _blocks(d, large["readings"][0][1])
+    reserved = blocks_needed(d, large["prompt_tokens"], large["max_tokens"])
+    first = blocks_at(d, large["readings"][0][1])
     # Readings taken once the engine had generated all max_tokens come after the request finished
     # there (its blocks freed, while the client may still be reading the stream): leave them out.
     small, large = _running(d["small"]), _running(large)
@@ -123,7 +124,7 @@ def decide_reserved(d):
 
 def decide_grows(d):
     readings = d["large"]["readings"]
-    levels = sorted({_blocks(d, u) for _, u, _ in readings})
+    levels = sorted({blocks_at(d, u) for _, u, _ in readings})
     if len(levels) < 2:
         return Verdict(INCONCLUSIVE, f"usage stayed at {levels} block(s) over {len(readings)} tokens: no boundary crossed")
     off = _off_growth(d, d["large"])
@@ -137,12 +138,12 @@ def decide_grows(d):
 
 HEADLINE = Headline({
     "blocks held after the first token, max_tokens near the context length":
-        lambda d: _blocks(d, d["large"]["readings"][0][1]),
+        lambda d: blocks_at(d, d["large"]["readings"][0][1]),
     "blocks held after the last token read, max_tokens near the context length":
-        lambda d: _blocks(d, d["large"]["readings"][-1][1]),
+        lambda d: blocks_at(d, d["large"]["readings"][-1][1]),
     # The small request's last reading comes after it finished, its blocks already freed.
     "most blocks held, max_tokens just large enough":
-        lambda d: max(_blocks(d, r[1]) for r in d["small"]["readings"][:-1]),
+        lambda d: max(blocks_at(d, r[1]) for r in d["small"]["readings"][:-1]),
 }, EXACT, "block counts are exact", "blocks")
 
 JOB = Job(

@@ -50,7 +50,7 @@ def collect(ctx) -> dict:
             "dtype": dtype}
 
 
-def _reported(d) -> dict:
+def reported_sizes(d) -> dict:
     text = "\n".join(d["report"]["lines"])
     size, concurrency = SIZE.search(text), CONCURRENCY.search(text)
     if not (size and concurrency):
@@ -75,7 +75,7 @@ def worked_out(d) -> dict:
 
 
 def decide_size(d):
-    rep, cc = _reported(d), d["cache_config"]
+    rep, cc = reported_sizes(d), d["cache_config"]
     calc = worked_out(d)
     ok = calc["blocks"] == int(cc["num_gpu_blocks"]) and calc["tokens"] == rep["tokens"]
     return verdict_if(ok, f"{int(cc['kv_cache_memory_bytes']) / 2**30:.2f} GiB / ({calc['bytes_per_token']:,} bytes per "
@@ -85,7 +85,7 @@ def decide_size(d):
 
 
 def decide_concurrency(d):
-    rep = _reported(d)
+    rep = reported_sizes(d)
     expected = rep["tokens"] / rep["per_request"]
     return verdict_if(abs(expected - rep["concurrency"]) < 0.01,
                       f"{rep['tokens']:,} tokens / {rep['per_request']:,} tokens per request (the context length) = "
@@ -112,10 +112,10 @@ def decide_prefix_caching(d):
 # --- headline figures
 
 HEADLINE = Headline({
-    "KV cache size reported at start-up (tokens)": lambda d: _reported(d)["tokens"],
+    "KV cache size reported at start-up (tokens)": lambda d: reported_sizes(d)["tokens"],
     "KV cache blocks (num_gpu_blocks)": lambda d: d["cache_config"]["num_gpu_blocks"],
     "block size (tokens)": lambda d: d["cache_config"]["block_size"],
-    "maximum concurrency at the full context length (requests)": lambda d: _reported(d)["concurrency"],
+    "maximum concurrency at the full context length (requests)": lambda d: reported_sizes(d)["concurrency"],
     "memory given to the KV cache (MiB)": lambda d: int(d["cache_config"]["kv_cache_memory_bytes"]) / 2**20,
 }, EXACT, "the sizes, counts and limits the server reports are exact")
 

@@ -68,21 +68,21 @@ def collect(ctx) -> dict:
                                       - before.get("vllm:prefix_cache_hits_total", 0))}
 
 
-def _blocks(d, usage) -> int:
+def blocks_at(d, usage) -> int:
     return round(usage * d["num_blocks"])
 
 
 def decide_rises_and_returns(d):
-    peak = max(_blocks(d, s["kv_cache_usage_perc"]) for s in d["samples"])
+    peak = max(blocks_at(d, s["kv_cache_usage_perc"]) for s in d["samples"])
     most_running = max(s["num_requests_running"] for s in d["samples"])
-    after = _blocks(d, d["usage_after"])
+    after = blocks_at(d, d["usage_after"])
     return verdict_if(peak > 0 and after == 0 and most_running == len(MAX_TOKENS),
                       f"up to {most_running:.0f} requests running at once; usage peaked at {peak} of {d['num_blocks']} "
                       f"blocks and read {after} blocks once the last request had ended")
 
 
 def decide_cached_not_counted(d):
-    return verdict_if(_blocks(d, d["usage_after"]) == 0 and d["again"]["hits"] > 0,
+    return verdict_if(blocks_at(d, d["usage_after"]) == 0 and d["again"]["hits"] > 0,
                       f"usage read {d['usage_after'] * 100:.2f} % after the requests ended, yet sending the first "
                       f"prompt again hit {d['again']['hits']:.0f} cached tokens")
 

@@ -219,17 +219,17 @@ def _streams(exchanges: list[dict], result: dict | None) -> list[dict]:
     return out
 
 
-def _as_stream(c: dict) -> dict:
+def as_stream(c: dict) -> dict:
     return {"sent": c.get("sent", 0.0), "lines": [(x["t"], x["line"]) for x in c["lines"]]}
 
 
 def _usage(c: dict) -> int:
-    chunks = definitions().chunks(_as_stream(c))
+    chunks = definitions().chunks(as_stream(c))
     return next(ch["usage"]["completion_tokens"] for _, ch in reversed(chunks) if ch.get("usage"))
 
 
-def _by_tool(c: dict, tool: str) -> dict:
-    return getattr(definitions(), tool)(_as_stream(c), _usage(c))
+def by_tool(c: dict, tool: str) -> dict:
+    return getattr(definitions(), tool)(as_stream(c), _usage(c))
 
 
 def _tool(d) -> dict:
@@ -270,7 +270,7 @@ def _ttft_rows(d) -> list[tuple[float, float, float]]:
     reached the proxy (seconds after the tool's own start time)."""
     r, defs, rows = _tool(d), definitions(), []
     for i in _ok(d):
-        chunks = defs.chunks(_as_stream(d["streams"][i]))
+        chunks = defs.chunks(as_stream(d["streams"][i]))
         first = next(t for t, ch in chunks if ch.get("choices"))
         text = next(t for t, ch in chunks if defs.text_of(ch))
         rows.append((r["ttfts"][i], first, text))
@@ -299,14 +299,14 @@ def decide_ttft_first_chunk(d):
     return verdict_if(within == len(rows), because)
 
 
-def _first_chunks(c: dict) -> tuple[dict, float, float]:
+def first_chunks(c: dict) -> tuple[dict, float, float]:
     """The first chunk with choices, its arrival, and the arrival of the next one (the first token's)."""
-    chunks = [(t, ch) for t, ch in definitions().chunks(_as_stream(c)) if ch.get("choices")]
+    chunks = [(t, ch) for t, ch in definitions().chunks(as_stream(c)) if ch.get("choices")]
     return chunks[0][1], chunks[0][0], chunks[1][0]
 
 
 def decide_first_chunk_empty(d):
-    firsts = [_first_chunks(s)[0] for s in d["streams"]]
+    firsts = [first_chunks(s)[0] for s in d["streams"]]
     deltas = [f["choices"][0].get("delta", {}) for f in firsts]
     return verdict_if(len(deltas) == NUM_PROMPTS and all(not x.get("content") for x in deltas),
                       f"first chunk with choices in each of {len(deltas)} streams: " +
@@ -314,7 +314,7 @@ def decide_first_chunk_empty(d):
 
 
 def decide_empty_chunk_with_first_token(d):
-    gaps = [token - first for _, first, token in (_first_chunks(s) for s in d["streams"])]
+    gaps = [token - first for _, first, token in (first_chunks(s) for s in d["streams"])]
     step = median(_pooled(d))
     return verdict_if(median(gaps) <= TOGETHER_SHARE * step,
                       f"from the empty chunk to the first token's chunk: median {median(gaps) * 1000:.3f} ms, at most "
@@ -323,13 +323,13 @@ def decide_empty_chunk_with_first_token(d):
 
 
 def _pooled(d) -> list[float]:
-    return [g for i in _ok(d) for g in _by_tool(d["streams"][i], "vllm_bench_serve")["itl_gaps"]]
+    return [g for i in _ok(d) for g in by_tool(d["streams"][i], "vllm_bench_serve")["itl_gaps"]]
 
 
 def decide_itl_pooled(d):
     r, gaps = _tool(d), _pooled(d)
     ours, theirs = median(gaps) * 1000, r["median_itl_ms"]
-    per_request = median(_by_tool(d["streams"][i], "aiperf")["itl"] for i in _ok(d)) * 1000
+    per_request = median(by_tool(d["streams"][i], "aiperf")["itl"] for i in _ok(d)) * 1000
     because = (f"median of all {len(gaps)} gaps between chunks with choices in the proxy's streams {ours:.2f} ms; the "
                f"tool printed median ITL {theirs:.2f} ms; tolerance {POOLED_SAME_MS} ms (a median of per-request means "
                f"would be {per_request:.2f} ms: " + ("near enough that this box alone does not tell the two definitions "
@@ -348,7 +348,7 @@ def decide_itl_gap_per_token(d):
 
 def decide_tpot_formula(d):
     r, ok = _tool(d), _ok(d)
-    per_request = [(_by_tool(d["streams"][i], "vllm_bench_serve")["tpot"], r["output_lens"][i]) for i in ok]
+    per_request = [(by_tool(d["streams"][i], "vllm_bench_serve")["tpot"], r["output_lens"][i]) for i in ok]
     ours = median(t for t, _ in per_request)
     by_n = median(t * (n - 1) / n for t, n in per_request)  # the same time over all n tokens
     theirs = r["median_tpot_ms"] / 1000
@@ -374,7 +374,7 @@ def decide_server_usage_counts(d):
     r, ok, defs = _tool(d), _ok(d), definitions()
     rows = []
     for i in ok:
-        with_choices = [ch for _, ch in defs.chunks(_as_stream(d["streams"][i])) if ch.get("choices")]
+        with_choices = [ch for _, ch in defs.chunks(as_stream(d["streams"][i])) if ch.get("choices")]
         first = with_choices[0]["choices"][0].get("delta") or {}
         rows.append((r["output_lens"][i], _usage(d["streams"][i]), len(with_choices),
                      first.get("role") == "assistant" and not defs.text_of(with_choices[0])))
@@ -386,7 +386,7 @@ def decide_server_usage_counts(d):
                       ", ".join(f"{a}/{b}/{c} {'role' if role else 'not the role chunk'}" for a, b, c, role in rows))
 
 
-def _goodput_counts(d) -> tuple[int, int, int]:
+def goodput_counts(d) -> tuple[int, int, int]:
     """Requests meeting every objective, meeting at least one, and all, by the tool's own per-request figures."""
     r, ok, slo = _tool(d), _ok(d), d["slo_ms"]
     meets = []
@@ -398,7 +398,7 @@ def _goodput_counts(d) -> tuple[int, int, int]:
 
 def decide_goodput_every_objective(d):
     r = _tool(d)
-    every, some, n = _goodput_counts(d)
+    every, some, n = goodput_counts(d)
     because = (f"objectives TTFT {d['slo_ms']['ttft']} ms, TPOT {d['slo_ms']['tpot']} ms: {every} of {n} requests meet "
                f"both, {some} at least one; over {r['duration']:.2f} s that is {every / r['duration']:.3f} or "
                f"{some / r['duration']:.3f} req/s; the tool printed request_goodput {r['request_goodput']:.3f}")
@@ -421,26 +421,26 @@ def decide_recompute_matches(d):
 
 def decide_overhead(d):
     r, ok = _tool(d), _ok(d)
-    extra = [r["ttfts"][i] - (_by_tool(d["streams"][i], "vllm_bench_serve")["ttft"] - d["streams"][i]["at_proxy"])
+    extra = [r["ttfts"][i] - (by_tool(d["streams"][i], "vllm_bench_serve")["ttft"] - d["streams"][i]["at_proxy"])
              for i in ok]
     return verdict_if(median(extra) <= OVERHEAD_S, f"tool's TTFT minus the proxy's (request in to first chunk out): "
                       f"median {median(extra) * 1000:.2f} ms, largest {max(extra) * 1000:.2f} ms "
                       f"(limit {OVERHEAD_S * 1000:g} ms)")
 
 
-def _harness(d, key: str) -> float:
+def harness_value(d, key: str) -> float:
     return median(r[key] for r in d["harness"])
 
 
 def _agree(d, key: str, printed: str, label: str):
-    ours, theirs = _harness(d, key) * 1000, _tool(d)[printed]
+    ours, theirs = harness_value(d, key) * 1000, _tool(d)[printed]
     diff = abs(ours - theirs) / theirs
     return verdict_if(diff <= HARNESS_AGREEMENT, f"median {label}: the harness {ours:.1f} ms, vllm bench serve "
                       f"{theirs:.1f} ms on the same {len(d['harness'])} requests: {diff:.0%} apart "
                       f"(tolerance {HARNESS_AGREEMENT:.0%})")
 
 
-def _guidellm(d) -> list[tuple[dict, dict]]:
+def guidellm_requests(d) -> list[tuple[dict, dict]]:
     """GuideLLM's own figures for each request, with the stream the proxy recorded for it."""
     g = d["guidellm"]["result"]
     if not g or not g["requests"]:
@@ -450,15 +450,15 @@ def _guidellm(d) -> list[tuple[dict, dict]]:
 
 def _text_times(c: dict) -> list[float]:
     defs = definitions()
-    return [t for t, ch in defs.chunks(_as_stream(c)) if defs.text_of(ch)]
+    return [t for t, ch in defs.chunks(as_stream(c)) if defs.text_of(ch)]
 
 
 def _guidellm_ttft_rows(d) -> list[dict]:
     """Per GuideLLM request: its TTFT, its own first iteration (first chunk read) and first token
     iteration, its token iterations, and the raw stream's chunks with choices and with text."""
     defs, rows = definitions(), []
-    for g, s in _guidellm(d):
-        timings, chunks = g["timings"], defs.chunks(_as_stream(s))
+    for g, s in guidellm_requests(d):
+        timings, chunks = g["timings"], defs.chunks(as_stream(s))
         with_choices = [(t, ch) for t, ch in chunks if ch.get("choices")]
         rows.append({"ttft": g["time_to_first_token_ms"] / 1000,
                      "first_iteration": timings["first_request_iteration"] - timings["request_start"],
@@ -498,7 +498,7 @@ def decide_guidellm_ttft(d):
 
 def decide_guidellm_itl(d):
     rows = []
-    for r, s in _guidellm(d):
+    for r, s in guidellm_requests(d):
         times, n = _text_times(s), r["output_tokens"]
         ours = (times[-1] - times[0]) / (n - 1)
         rows.append((r["inter_token_latency_ms"] / 1000, ours, ours * (n - 1) / n))
@@ -510,7 +510,7 @@ def decide_guidellm_itl(d):
 
 def decide_guidellm_tpot(d):
     rows = []
-    for r, s in _guidellm(d):
+    for r, s in guidellm_requests(d):
         n = r["output_tokens"]
         ours = _text_times(s)[-1] / n
         rows.append((r["time_per_output_token_ms"] / 1000, ours, ours * n / (n - 1), r["inter_token_latency_ms"] / 1000))
@@ -523,17 +523,17 @@ def decide_guidellm_tpot(d):
 
 
 def decide_guidellm_forces_length(d):
-    sent = [s["request"] or {} for _, s in _guidellm(d)]
+    sent = [s["request"] or {} for _, s in guidellm_requests(d)]
     lengths = sorted({json.dumps({k: b.get(k) for k in ("ignore_eos", "max_completion_tokens", "max_tokens")},
                                  sort_keys=True) for b in sent})
-    tokens = [r["output_tokens"] for r, _ in _guidellm(d)]
+    tokens = [r["output_tokens"] for r, _ in guidellm_requests(d)]
     return verdict_if(all(b.get("ignore_eos") is True for b in sent) and set(tokens) == {OUTPUT_TOKENS},
                       f"{len(sent)} request bodies as the proxy received them: {', '.join(lengths)}; "
                       f"output tokens {tokens}")
 
 
 def decide_guidellm_usage(d):
-    rows = [(r["output_tokens"], _usage(s)) for r, s in _guidellm(d)]
+    rows = [(r["output_tokens"], _usage(s)) for r, s in guidellm_requests(d)]
     return verdict_if(all(a == b for a, b in rows), "GuideLLM's output tokens / usage.completion_tokens in the "
                       "stream: " + ", ".join(f"{a}/{b}" for a, b in rows))
 
@@ -543,10 +543,10 @@ def decide_aiperf_itl_ends_at_text(d):
     holds no text, so AIPerf's clock stops a token earlier than vLLM's and its ITL comes out smaller."""
     defs, rows = definitions(), []
     for s in d["natural"]:
-        with_choices = [ch for _, ch in defs.chunks(_as_stream(s)) if ch.get("choices")]
+        with_choices = [ch for _, ch in defs.chunks(as_stream(s)) if ch.get("choices")]
         if with_choices[-1]["choices"][0].get("finish_reason") != "stop":
             continue  # ran to max_tokens: says nothing about how an answer ends
-        a, v = _by_tool(s, "aiperf")["itl"], _by_tool(s, "vllm_bench_serve")["tpot"]
+        a, v = by_tool(s, "aiperf")["itl"], by_tool(s, "vllm_bench_serve")["tpot"]
         rows.append((json.dumps(with_choices[-1]["choices"][0].get("delta")), a, v))
     because = "answers that ended with finish_reason stop: " + ("; ".join(
         f"last chunk with choices {delta}, AIPerf's ITL {a * 1000:.2f} ms, vLLM's TPOT {v * 1000:.2f} ms"
@@ -559,7 +559,7 @@ def decide_aiperf_itl_ends_at_text(d):
 def figures(d) -> dict:
     r = _tool(d)
     return {"ttft": r["median_ttft_ms"] / 1000, "itl": r["median_itl_ms"] / 1000, "tpot": r["median_tpot_ms"] / 1000,
-            "harness_ttft": _harness(d, "ttft"), "harness_itl": _harness(d, "itl")}
+            "harness_ttft": harness_value(d, "ttft"), "harness_itl": harness_value(d, "itl")}
 
 
 HEADLINE = Headline({

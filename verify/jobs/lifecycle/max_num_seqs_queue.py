@@ -47,7 +47,7 @@ def collect(ctx) -> dict:
             "histograms": {k: v for k, v in moved.items() if k.endswith(("_sum", "_count")) and "_bucket" not in k}}
 
 
-def _timings(d) -> list[dict]:
+def request_timings(d) -> list[dict]:
     """Per request, when its first text and its last event arrived (s after the requests were sent)."""
     out = []
     for r in d["requests"]:
@@ -86,7 +86,7 @@ def decide_one_running(d):
 
 
 def decide_serial(d):
-    t = _timings(d)
+    t = request_timings(d)
     one_answer = t[0]["e2e"] - t[0]["ttft"]
     ok = all(t[k]["ttft"] >= SERIAL_SHARE * k * one_answer for k in range(1, len(t)))
     return verdict_if(ok, "first text after " + ", ".join(f"{x['ttft']:.2f} s" for x in t) +
@@ -95,7 +95,7 @@ def decide_serial(d):
 
 
 def decide_queue_metric(d):
-    t = _timings(d)
+    t = request_timings(d)
     waits = sum(x["ttft"] - t[0]["ttft"] for x in t)
     b, a = d["metrics_before"], d["metrics_after"]
     count = a["vllm:request_queue_time_seconds_count"] - b["vllm:request_queue_time_seconds_count"]
@@ -124,7 +124,7 @@ def decide_ttft_includes_queue(d):
 
 def decide_prefill_excludes_queue(d):
     queue, prefill = _hist(d, "request_queue_time_seconds"), _hist(d, "request_prefill_time_seconds")
-    t = _timings(d)
+    t = request_timings(d)
     alone = t[0]["ttft"]  # the first request did not wait
     ok = prefill <= PREFILL_BOUND * REQUESTS * alone and prefill < queue
     return verdict_if(ok, f"prefill histogram grew by {prefill:.2f} s over {REQUESTS} requests (the request that did "
@@ -134,16 +134,16 @@ def decide_prefill_excludes_queue(d):
 # --- headline figures
 
 def _summed_waits(d) -> float:
-    t = _timings(d)
+    t = request_timings(d)
     return sum(x["ttft"] - t[0]["ttft"] for x in t)
 
 
 # QUEUE_TIME_AGREEMENT (25 %) compares two clocks on the same requests; between runs of one
 # release the waits themselves differ by up to about 30 %.
 HEADLINE = Headline({
-    "first text of the request served last (it waited for the others)": lambda d: _timings(d)[-1]["ttft"],
+    "first text of the request served last (it waited for the others)": lambda d: request_timings(d)[-1]["ttft"],
     f"time to stream one {MAX_TOKENS}-token answer, first text to last event, median":
-        lambda d: median(x["e2e"] - x["ttft"] for x in _timings(d)),
+        lambda d: median(x["e2e"] - x["ttft"] for x in request_timings(d)),
     "waits the clients saw, summed over the requests": _summed_waits,
     "queue time the server recorded, summed (vllm:request_queue_time_seconds)":
         lambda d: d["histograms"]["vllm:request_queue_time_seconds_sum"],

@@ -31,7 +31,7 @@ def collect(ctx) -> dict:
     return {"trials": trials}
 
 
-def _p(t, phase):
+def phase_seconds(t, phase):
     return t["phases"][phase]["seconds"]
 
 
@@ -44,19 +44,20 @@ def decide_one_each(d):
 
 
 def decide_inference(d):
-    gaps = [abs(_p(t, "request_inference_time_seconds") - _p(t, "request_prefill_time_seconds")
-                - _p(t, "request_decode_time_seconds")) for t in d["trials"]]
+    gaps = [abs(phase_seconds(t, "request_inference_time_seconds") - phase_seconds(t, "request_prefill_time_seconds")
+                - phase_seconds(t, "request_decode_time_seconds")) for t in d["trials"]]
     return verdict_if(max(gaps) <= SUM_TOLERANCE_S, f"|inference - (prefill + decode)| at most {max(gaps) * 1000:.2f} ms "
                                                     f"over {len(gaps)} requests (tolerance {SUM_TOLERANCE_S * 1000:.0f} ms)")
 
 
-def _api_server_time(t):
-    return _p(t, "e2e_request_latency_seconds") - _p(t, "request_queue_time_seconds") - _p(t, "request_inference_time_seconds")
+def api_server_time(t):
+    return (phase_seconds(t, "e2e_request_latency_seconds") - phase_seconds(t, "request_queue_time_seconds")
+            - phase_seconds(t, "request_inference_time_seconds"))
 
 
 def decide_add_up(d):
-    rest = [_api_server_time(t) for t in d["trials"]]
-    e2e = [_p(t, "e2e_request_latency_seconds") for t in d["trials"]]
+    rest = [api_server_time(t) for t in d["trials"]]
+    e2e = [phase_seconds(t, "e2e_request_latency_seconds") for t in d["trials"]]
     ok = all(0 <= r <= API_SERVER_BOUND_S for r in rest)
     return verdict_if(ok, "e2e minus (queue + inference): " + ", ".join(f"{r * 1000:.1f} ms" for r in rest) +
                       f" of e2e " + ", ".join(f"{e:.2f} s" for e in e2e) +
@@ -64,7 +65,7 @@ def decide_add_up(d):
 
 
 def decide_client(d):
-    extra = [t["client_e2e_s"] - _p(t, "e2e_request_latency_seconds") for t in d["trials"]]
+    extra = [t["client_e2e_s"] - phase_seconds(t, "e2e_request_latency_seconds") for t in d["trials"]]
     return verdict_if(all(x > 0 for x in extra), "the client's time minus the server's e2e: " +
                       ", ".join(f"{x * 1000:.1f} ms" for x in extra))
 
@@ -72,7 +73,7 @@ def decide_client(d):
 # --- headline figures
 
 def _phase_median(d, name):
-    return ms(median(_p(t, name) for t in d["trials"]))
+    return ms(median(phase_seconds(t, name) for t in d["trials"]))
 
 
 HEADLINE = Headline({

@@ -37,7 +37,7 @@ def collect(ctx) -> dict:
             "before": before, "after": after}
 
 
-def _roles(processes: list[dict]) -> dict[str, dict]:
+def process_roles(processes: list[dict]) -> dict[str, dict]:
     """The API server (the listener), the engine core and the worker, by what they call themselves."""
     api = processes[0]
     out = {"api server": api}
@@ -51,11 +51,11 @@ def _roles(processes: list[dict]) -> dict[str, dict]:
 
 def _cpu(d) -> dict[str, float]:
     before = {p["pid"]: p["cpu_s"] for p in d["before"]}
-    return {role: round(p["cpu_s"] - before.get(p["pid"], 0.0), 3) for role, p in _roles(d["after"]).items()}
+    return {role: round(p["cpu_s"] - before.get(p["pid"], 0.0), 3) for role, p in process_roles(d["after"]).items()}
 
 
 def decide_three(d):
-    roles = _roles(d["after"])
+    roles = process_roles(d["after"])
     engine, worker = roles.get("engine core"), roles.get("worker")
     helpers = [p for p in d["after"] if p["pid"] not in {r["pid"] for r in roles.values()}]
     ok = (engine is not None and worker is not None and engine["ppid"] == roles["api server"]["pid"]
@@ -76,7 +76,7 @@ def decide_busy(d):
 
 
 def decide_memory(d):
-    roles = _roles(d["after"])
+    roles = process_roles(d["after"])
     biggest = max(d["after"], key=lambda p: p["rss_mib"])
     ok = "worker" in roles and biggest["pid"] == roles["worker"]["pid"]
     return verdict_if(ok, "resident memory: " + ", ".join(f"{p['name']} {p['rss_mib']} MiB" for p in d["after"]))

@@ -32,7 +32,7 @@ def collect(ctx) -> dict:
     return {"trials": trials}
 
 
-def _client_ttft(stream) -> float:
+def client_ttft(stream) -> float:
     import json
 
     from verify.measure.transcript import chunk_text
@@ -42,7 +42,7 @@ def _client_ttft(stream) -> float:
     raise ValueError("no text arrived")
 
 
-def _server(stream, name) -> float:
+def server_clock(stream, name) -> float:
     """The one observation the trial's request added to a server histogram.
 
     Its _count must have moved by exactly one: a histogram that did not move (a metric renamed,
@@ -54,7 +54,7 @@ def _server(stream, name) -> float:
 
 
 def decide_shorter(d):
-    pairs = [(_client_ttft(t), _server(t, "time_to_first_token_seconds")) for t in d["trials"]]
+    pairs = [(client_ttft(t), server_clock(t, "time_to_first_token_seconds")) for t in d["trials"]]
     diffs = sorted(c - s for c, s in pairs)
     return verdict_if(all(x > 0 for x in diffs), f"client TTFT minus server TTFT over {len(diffs)} requests: median "
                                                  f"{diffs[len(diffs) // 2] * 1000:.1f} ms, range {diffs[0] * 1000:.1f} to "
@@ -64,8 +64,8 @@ def decide_shorter(d):
 def decide_covers(d):
     rows = []
     for t in d["trials"]:
-        ttft = _server(t, "time_to_first_token_seconds")
-        inside = _server(t, "request_queue_time_seconds") + _server(t, "request_prefill_time_seconds")
+        ttft = server_clock(t, "time_to_first_token_seconds")
+        inside = server_clock(t, "request_queue_time_seconds") + server_clock(t, "request_prefill_time_seconds")
         rows.append((ttft, inside))
     ok = all(inside <= ttft <= inside + BEYOND_PREFILL_S for ttft, inside in rows)
     return verdict_if(ok, "server TTFT vs queue + prefill: " + ", ".join(f"{a * 1000:.0f} / {b * 1000:.0f} ms" for a, b in rows)
@@ -80,10 +80,10 @@ def _server_ttft(t) -> float:
 
 
 HEADLINE = Headline({
-    "client time to first token, median": lambda d: ms(median(_client_ttft(t) for t in d["trials"])),
+    "client time to first token, median": lambda d: ms(median(client_ttft(t) for t in d["trials"])),
     "server time to first token (histogram), median": lambda d: ms(median(_server_ttft(t) for t in d["trials"])),
     "client minus server time to first token, median":
-        lambda d: ms(median(_client_ttft(t) - _server_ttft(t) for t in d["trials"])),
+        lambda d: ms(median(client_ttft(t) - _server_ttft(t) for t in d["trials"])),
 }, TIMING_TOLERANCE, TIMING_WHY, "ms")
 
 

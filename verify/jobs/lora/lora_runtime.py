@@ -81,14 +81,14 @@ def collect(ctx) -> dict:
     return {"steps": _redacted(steps), "copy": COPY, "prompt": prompt}
 
 
-def _message(a: dict) -> str:
+def error_message(a: dict) -> str:
     body = a.get("body")
     if isinstance(body, dict):
         return str((body.get("error") or {}).get("message", body))
     return str(a.get("body_text", ""))
 
 
-def _text(a: dict) -> str | None:
+def answer_text(a: dict) -> str | None:
     body = a.get("body") or {}
     try:
         return body["choices"][0]["message"]["content"]
@@ -97,7 +97,8 @@ def _text(a: dict) -> str | None:
 
 
 def _said(a: dict) -> str:
-    return f"HTTP {a['status']}: {_message(a)!r}" if a.get("status") != 200 else f"HTTP 200: {(a.get('body_text') or _message(a))!r}"
+    return (f"HTTP {a['status']}: {error_message(a)!r}" if a.get("status") != 200
+            else f"HTTP 200: {(a.get('body_text') or error_message(a))!r}")
 
 
 def decide_load(d):
@@ -109,14 +110,14 @@ def decide_load(d):
 
 def decide_same_as_static(d):
     s = d["steps"]
-    copy, static = _text(s["copy_answer"]), _text(s["static_answer"])
+    copy, static = answer_text(s["copy_answer"]), answer_text(s["static_answer"])
     return verdict_if(copy is not None and copy == static,
                       f"the copy loaded at run time answered {copy!r}; attn-a from --lora-modules answered {static!r}")
 
 
 def decide_load_twice(d):
     a = d["steps"]["load_again"]
-    return verdict_if(a["status"] == 400 and "already" in _message(a), f"a second load under the same name: {_said(a)}")
+    return verdict_if(a["status"] == 400 and "already" in error_message(a), f"a second load under the same name: {_said(a)}")
 
 
 def decide_unload(d):
@@ -143,7 +144,7 @@ def decide_missing(d):
 def decide_rank_refused(d):
     s = d["steps"]
     a = s["load_rank_32"]
-    message = _message(a).lower()
+    message = error_message(a).lower()
     return verdict_if(a["status"] not in (None, 200) and "rank" in message and "32" in message
                       and "rank-32" not in s["models_at_end"]["parents"],
                       f"loading a rank-32 adapter on a server started with --max-lora-rank 16: {_said(a)}; "
@@ -155,7 +156,7 @@ def decide_rank_client_error(d):
     says nothing, nor does an error whose message is not about the rank. A 4xx is a client error; a 5xx
     is the server's."""
     a = d["steps"]["load_rank_32"]
-    status, message = a.get("status"), _message(a).lower()
+    status, message = a.get("status"), error_message(a).lower()
     because = f"the rank-32 load's answer: {_said(a) if status is not None else 'no answer'}"
     if status is None or not 400 <= status < 600:
         return verdict_if(None, because + " (not a refusal)")

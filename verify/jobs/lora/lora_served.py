@@ -30,7 +30,7 @@ def collect(ctx) -> dict:
             "answers": ask_all(ctx, (BASE, *LORA_ADAPTERS), REPS), "unknown": unknown}
 
 
-def _by_model(d) -> dict:
+def answers_by_model(d) -> dict:
     return d["answers"]["by_model"]
 
 
@@ -42,7 +42,7 @@ def decide_listed(d):
 
 
 def decide_changes_output(d):
-    by = _by_model(d)
+    by = answers_by_model(d)
     base = by[BASE]
     differ = [(a, p) for a in LORA_ADAPTERS for p in base if by[a][p][0] and base[p][0] and by[a][p][0] != base[p][0]]
     asked = len(LORA_ADAPTERS) * len(base)
@@ -51,7 +51,7 @@ def decide_changes_output(d):
 
 
 def decide_repeatable(d):
-    by = _by_model(d)
+    by = answers_by_model(d)
     steady = [(m, p) for m in by for p in by[m] if same(by[m][p])]
     asked = sum(len(v) for v in by.values())
     return verdict_if(len(steady) == asked, f"{len(steady)} of {asked} model-and-prompt pairs gave one answer "
@@ -59,7 +59,7 @@ def decide_repeatable(d):
 
 
 def decide_distinct(d):
-    by = _by_model(d)
+    by = answers_by_model(d)
     prompts = list(by[BASE])
     distinct = [p for p in prompts if len({by[a][p][0] for a in LORA_ADAPTERS}) == len(LORA_ADAPTERS)]
     return verdict_if(len(distinct) == len(prompts),

@@ -32,12 +32,12 @@ def collect(ctx) -> dict:
             "log": {"read": read, "lines": said}}
 
 
-def _first(d, model: str) -> dict:
+def first_answers(d, model: str) -> dict:
     return {p: a[0] for p, a in d["answers"]["by_model"][model].items()}
 
 
 def decide_mlp_as_base(d):
-    base, mlp = _first(d, BASE), _first(d, "mlp-c")
+    base, mlp = first_answers(d, BASE), first_answers(d, "mlp-c")
     same = [p for p in base if base[p] and base[p] == mlp[p]]
     listed = d["models"]["parents"].get("mlp-c") == BASE
     return verdict_if(listed and len(same) == len(base),
@@ -46,7 +46,7 @@ def decide_mlp_as_base(d):
 
 
 def decide_attention_applies(d):
-    base, attn = _first(d, BASE), _first(d, "attn-a")
+    base, attn = first_answers(d, BASE), first_answers(d, "attn-a")
     differ = [p for p in base if base[p] and attn[p] and base[p] != attn[p]]
     return verdict_if(len(differ) == len(base), f"attn-a answered differently from the base model to "
                                                 f"{len(differ)} of {len(base)} prompts")

@@ -133,7 +133,7 @@ def _first(points, test) -> float | None:
     return next((t for t, v in points if test(v)), None)
 
 
-def _alert_states(d, t_from=None, t_to=None) -> list[tuple[float, str]]:
+def alert_states(d, t_from=None, t_to=None) -> list[tuple[float, str]]:
     return [(p["t"], a["state"]) for p in d["alerts"]["polls"] if (t_from is None or p["t"] >= t_from)
             and (t_to is None or p["t"] < t_to) for a in p["alerts"] if a["name"] == ALERT]
 
@@ -209,14 +209,14 @@ def decide_alert_silent_at_rest(d):
     if len(polls) < MIN_REST_READS:
         return Verdict(INCONCLUSIVE, f"the alerts were read {len(polls)} times at rest, fewer than "
                                      f"{MIN_REST_READS}: too few rule evaluations to show the alert silent")
-    states = _alert_states(d, t_to=d["steps"][0]["start_s"])
+    states = alert_states(d, t_to=d["steps"][0]["start_s"])
     return verdict_if(not states, f"{len(polls)} reads of /api/v1/alerts at rest: "
                       + (f"{ALERT} {states[0][1]} at {states[0][0]} s" if states else f"{ALERT} never pending or firing"))
 
 
 def decide_alert_fires(d):
     t_wait = _first(_series(d, "waiting"), lambda v: v > 0)
-    firing = [t for t, s in _alert_states(d) if s == "firing"]
+    firing = [t for t, s in alert_states(d) if s == "firing"]
     if t_wait is None:
         return Verdict(INCONCLUSIVE, "no request waited under the load")
     return verdict_if(bool(firing) and firing[0] >= t_wait + ALERT_FOR_S - 2 * SCRAPE_S,
@@ -230,7 +230,7 @@ def decide_alert_resolves(d):
     wide; both its ends must lie within RESOLVE_WITHIN_S of the last request ending."""
     polls, drained = d["alerts"]["polls"], d["drained_s"]
     listed = [i for i, p in enumerate(polls) if any(a["name"] == ALERT for a in p["alerts"])]
-    firing = [t for t, state in _alert_states(d) if state == "firing"]
+    firing = [t for t, state in alert_states(d) if state == "firing"]
     if not firing:
         return Verdict(INCONCLUSIVE, f"{ALERT} never fired in {len(polls)} reads of /api/v1/alerts, so there was "
                                      "nothing to resolve")

@@ -116,7 +116,7 @@ def interpolated(buckets: dict[str, float], q: float) -> float:
     raise ValueError("no bucket holds the rank")
 
 
-def _estimate(d, q) -> float:
+def estimate_of(d, q) -> float:
     return float(d["prometheus"]["estimates"][str(q)][0]["value"][1])
 
 
@@ -127,7 +127,7 @@ def _ttfts(d) -> list[float]:
     return values
 
 
-def _bucket_of(d, value: float) -> tuple[float, float]:
+def bucket_of(d, value: float) -> tuple[float, float]:
     bounds = sorted(float(le) for le in d["prometheus"]["buckets"])
     lower = 0.0
     for upper in bounds:
@@ -153,7 +153,7 @@ def _window_not_these(d) -> Verdict | None:
 def decide_linear_in_bucket(d):
     if (undecided := _window_not_these(d)) is not None:
         return undecided
-    rows = [(q, _estimate(d, q), interpolated(d["prometheus"]["buckets"], q)) for q in QUANTILES]
+    rows = [(q, estimate_of(d, q), interpolated(d["prometheus"]["buckets"], q)) for q in QUANTILES]
     return verdict_if(all(math.isclose(e, i, rel_tol=1e-9, abs_tol=1e-12) for _, e, i in rows),
                       f"{_counted(d):.0f} requests in the window; " + ", ".join(
                           f"p{q * 100:g}: Prometheus {e:.4f} s, linear inside the bucket {i:.4f} s" for q, e, i in rows))
@@ -165,8 +165,8 @@ def decide_within_a_bucket(d):
         return undecided
     rows = []
     for q in QUANTILES:
-        x, e = exact(values, q), _estimate(d, q)
-        lower, upper = _bucket_of(d, x)
+        x, e = exact(values, q), estimate_of(d, q)
+        lower, upper = bucket_of(d, x)
         rows.append((q, x, e, lower, upper, lower - CLIENT_SLACK_S <= e <= upper + CLIENT_SLACK_S))
     return verdict_if(all(r[-1] for r in rows), f"{_counted(d):.0f} requests in the window; " + ", ".join(
         f"p{q * 100:g}: exact {x:.4f} s in bucket ({lo:g}, {up:g}], estimate {e:.4f} s" for q, x, e, lo, up, _ in rows))
@@ -176,7 +176,7 @@ def decide_exact(d):
     values = _ttfts(d)
     if (undecided := _window_not_these(d)) is not None:
         return undecided
-    errs = [(q, exact(values, q), _estimate(d, q)) for q in QUANTILES]
+    errs = [(q, exact(values, q), estimate_of(d, q)) for q in QUANTILES]
     worst = max(abs(e - x) / x for _, x, e in errs)
     return verdict_if(worst <= NOT_EXACT_ABOVE, f"{_counted(d):.0f} requests in the window; " + ", ".join(
         f"p{q * 100:g}: exact {x:.4f} s, estimate {e:.4f} s ({(e - x) / x:+.0%})" for q, x, e in errs) +

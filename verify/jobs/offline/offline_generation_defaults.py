@@ -81,7 +81,7 @@ def _cut_at(outputs: list[dict], n: int) -> bool | None:
     return all(o["tokens"] <= n for o in outputs) and all(o["tokens"] == n for o in cut)
 
 
-def _lengths(outputs: list[dict]) -> str:
+def lengths_text(outputs: list[dict]) -> str:
     return ", ".join(f"{o['tokens']} ({o['finish_reason']})" for o in outputs)
 
 
@@ -97,13 +97,13 @@ def decide_no_params(d):
     getter = all(way["settings"][k] == m[k] for k in ("temperature", "top_p", "top_k", "repetition_penalty"))
     return verdict_if(_both(_cut_at(way["outputs"], m["max_new_tokens"]), getter),
                       f"llm.get_default_sampling_params(): {way['settings']}; generate() with no SamplingParams, "
-                      f"answer lengths: {_lengths(way['outputs'])}")
+                      f"answer lengths: {lengths_text(way['outputs'])}")
 
 
 def decide_explicit(d):
     way, m = d["ways"][NEW], d["model_defaults"]
     return verdict_if(_both(_cut_at(way["outputs"], SAMPLING_PARAMS_MAX_TOKENS), m["max_new_tokens"] != 16),
-                      f"SamplingParams(temperature=0), answer lengths: {_lengths(way['outputs'])} (the model's "
+                      f"SamplingParams(temperature=0), answer lengths: {lengths_text(way['outputs'])} (the model's "
                       f"max_new_tokens: {m['max_new_tokens']}; SamplingParams' own default: {SAMPLING_PARAMS_MAX_TOKENS})")
 
 
@@ -111,7 +111,7 @@ def decide_changed(d):
     way, m = d["ways"][CHANGED], d["model_defaults"]
     return verdict_if(_both(_cut_at(way["outputs"], m["max_new_tokens"]), way["settings"]["temperature"] == 0),
                       f"the model's defaults with temperature=0: {way['settings']}; answer lengths: "
-                      f"{_lengths(way['outputs'])}")
+                      f"{lengths_text(way['outputs'])}")
 
 
 def decide_server(d):
@@ -121,7 +121,8 @@ def decide_server(d):
     longer = any(a["tokens"] > d["model_defaults"]["max_new_tokens"] for a in with_max) and \
         all(a["tokens"] <= SERVER_MAX_TOKENS for a in with_max)
     return verdict_if(_both(cut, longer),
-                      f"temperature only: {_lengths(only_t)}; with max_tokens {SERVER_MAX_TOKENS}: {_lengths(with_max)}")
+                      f"temperature only: {lengths_text(only_t)}; "
+                      f"with max_tokens {SERVER_MAX_TOKENS}: {lengths_text(with_max)}")
 
 
 JOB = Job(

@@ -160,7 +160,7 @@ def decide_throughput(d):
                                 f"trials of up to {TRIALS}, which do not settle the medians ({stop['why']})")
     off, srv = medians(d)
     return verdict_if(off >= srv * (1 - THROUGHPUT_TOLERANCE),
-                      f"median of {_trials(d)}: offline {off:.0f} tokens/s, server {srv:.0f} tokens/s "
+                      f"median of {trials_text(d)}: offline {off:.0f} tokens/s, server {srv:.0f} tokens/s "
                       f"(offline/server {off / srv:.2f}; tolerance {THROUGHPUT_TOLERANCE:.0%})")
 
 
@@ -172,19 +172,19 @@ def decide_starts_sooner(d):
     lead = 1 - max(offline) / min(server)
     return verdict_if(lead > STARTS_SOONER_BY,
                       f"the run's starts from a fresh process: offline engine (launch to constructed vllm.LLM) "
-                      f"{_span(offline)} s ({len(offline)} start), {lead:+.0%} against the fastest server start "
-                      f"(markedly sooner above {STARTS_SOONER_BY:.0%}); server (launch to healthy) {_span(server)} s "
+                      f"{span_text(offline)} s ({len(offline)} start), {lead:+.0%} against the fastest server start "
+                      f"(markedly sooner above {STARTS_SOONER_BY:.0%}); server (launch to healthy) {span_text(server)} s "
                       f"({len(server)} start{'s' if len(server) > 1 else ''}: "
                       f"{', '.join(s['name'] for s in d['server']['starts'])})")
 
 
-def _trials(d) -> str:
+def trials_text(d) -> str:
     """How many trials each engine's median is of: "3", or "3 offline, 2 server"."""
     off, srv = len(d["offline"]["trials"]), len(d["server"]["trials"])
     return f"{off}" if off == srv else f"{off} offline, {srv} server"
 
 
-def _span(values: list[float]) -> str:
+def span_text(values: list[float]) -> str:
     return f"{values[0]:.1f}" if len(values) == 1 else f"{min(values):.1f} to {max(values):.1f}"
 
 

@@ -33,34 +33,35 @@ def collect(ctx) -> dict:
                                                                 line, re.I)]}
 
 
-def _c(d, name) -> dict:
+def case_of(d, name) -> dict:
     return d["cases"][name]
 
 
-def _err(d, name) -> dict:
-    return (_c(d, name).get("body") or {}).get("error") or {}
+def error_of(d, name) -> dict:
+    return (case_of(d, name).get("body") or {}).get("error") or {}
 
 
 def decide_unknown(d):
-    ok = _c(d, "unknown field")["status"] == 200 and _c(d, "legacy functions")["status"] == 200
+    ok = case_of(d, "unknown field")["status"] == 200 and case_of(d, "legacy functions")["status"] == 200
     logged = "" if not d["managed"] else (f"; log lines mentioning them: {len(d['log_mentions'])}")
     return verdict_if(ok and (not d["managed"] or not d["log_mentions"]),
-                      f"unknown field: HTTP {_c(d, 'unknown field')['status']}; legacy 'functions': HTTP "
-                      f"{_c(d, 'legacy functions')['status']}{logged}")
+                      f"unknown field: HTTP {case_of(d, 'unknown field')['status']}; legacy 'functions': HTTP "
+                      f"{case_of(d, 'legacy functions')['status']}{logged}")
 
 
 def decide_priority(d):
-    c = _c(d, "priority, default scheduling")
+    c = case_of(d, "priority, default scheduling")
     return verdict_if(c["status"] == 200, f"priority=5 on a server with the default (fcfs) policy: HTTP {c['status']}")
 
 
 def decide_tools(d):
-    c = _c(d, "tool_choice auto, no tool flags")
-    return verdict_if(c["status"] == 400, f"HTTP {c['status']}: {_err(d, 'tool_choice auto, no tool flags').get('message', '')}")
+    c = case_of(d, "tool_choice auto, no tool flags")
+    return verdict_if(c["status"] == 400,
+                      f"HTTP {c['status']}: {error_of(d, 'tool_choice auto, no tool flags').get('message', '')}")
 
 
 def decide_overflow(d):
-    c = _c(d, "prompt + max_tokens over the context")
+    c = case_of(d, "prompt + max_tokens over the context")
     body = c.get("body") or {}
     usage = body.get("usage") or {}
     ok = c["status"] == 200 and usage.get("total_tokens") == 2048 and body["choices"][0]["finish_reason"] == "length"
@@ -70,14 +71,15 @@ def decide_overflow(d):
 
 
 def decide_shape(d):
-    errors = {n: _err(d, n) for n in ("unknown model", "seed not a number", "temperature 3", "tool_choice auto, no tool flags")}
+    errors = {n: error_of(d, n)
+              for n in ("unknown model", "seed not a number", "temperature 3", "tool_choice auto, no tool flags")}
     ok = all(set(e) == OPENAI_ERROR_KEYS for e in errors.values())
-    return verdict_if(ok, "error objects: " + "; ".join(f"{n}: HTTP {_c(d, n)['status']}, keys {sorted(e)}"
+    return verdict_if(ok, "error objects: " + "; ".join(f"{n}: HTTP {case_of(d, n)['status']}, keys {sorted(e)}"
                                                         for n, e in errors.items()))
 
 
 def decide_types(d):
-    types = {n: _err(d, n).get("type") for n in ("unknown model", "seed not a number", "temperature 3")}
+    types = {n: error_of(d, n).get("type") for n in ("unknown model", "seed not a number", "temperature 3")}
     # Every request must have come back with an error type at all: no error object decides nothing.
     if not all(isinstance(t, str) and t for t in types.values()):
         return verdict_if(None, "error.type missing: " + "; ".join(f"{n}: {t!r}" for n, t in types.items()))

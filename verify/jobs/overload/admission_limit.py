@@ -114,7 +114,7 @@ def _not_known(d) -> str:
     return f"the server did not start with {' '.join(d['flags'])}: {lines[0][-160:]}"
 
 
-def _delta(c: dict, key: str) -> float:
+def counter_delta(c: dict, key: str) -> float:
     return c["counters_after"].get(key, 0.0) - c["counters_before"].get(key, 0.0)
 
 
@@ -180,11 +180,11 @@ def decide_counter(d):
         return verdict_if(None, _not_known(d))
     b = d["burst_answers"]
     refused = sum(a.get("status") == 503 for a in _answers(d))
-    admitted_done = sum(_delta(b, k) for k in b["counters_after"] if k.startswith("vllm:request_success_total"))
+    admitted_done = sum(counter_delta(b, k) for k in b["counters_after"] if k.startswith("vllm:request_success_total"))
     if COUNTER not in b["counters_after"]:
         return verdict_if(False, f"{refused} refused; {NO_COUNTER}; vllm:request_success_total rose by "
                                  f"{admitted_done:.0f}")
-    counted = _delta(b, COUNTER)
+    counted = counter_delta(b, COUNTER)
     return verdict_if(counted == refused and admitted_done == BURST - refused,
                       f"{refused} refused; vllm:admission_rejections_total{{reason=\"{REASON}\"}} rose by "
                       f"{counted:.0f}; vllm:request_success_total rose by {admitted_done:.0f}")
@@ -203,7 +203,7 @@ def decide_admitted_whole(d):
 def _sdk_line(c: dict) -> str:
     r = c["result"]
     return (f"raised {r.get('raised')} (HTTP {r.get('status')}) after {r['seconds']:.2f} s; "
-            f"vllm:admission_rejections_total rose by {_delta(c, COUNTER):.0f}")
+            f"vllm:admission_rejections_total rose by {counter_delta(c, COUNTER):.0f}")
 
 
 def _sdk_call_undecided(d, label: str) -> str | None:
@@ -223,7 +223,7 @@ def decide_sdk_retries(d):
         return verdict_if(None, why)
     c = d["sdk"]["default"]
     r = c["result"]
-    return verdict_if(r.get("status") == 503 and _delta(c, COUNTER) == 1 + r["default_max_retries"],
+    return verdict_if(r.get("status") == 503 and counter_delta(c, COUNTER) == 1 + r["default_max_retries"],
                       f"with the client's defaults (max_retries {r['default_max_retries']}): " + _sdk_line(c))
 
 
@@ -232,7 +232,7 @@ def decide_sdk_no_retries(d):
         return verdict_if(None, why)
     c, default = d["sdk"]["no retries"], d["sdk"]["default"]
     fast = c["result"]["seconds"] <= REFUSED_WITHIN_S < default["result"]["seconds"]
-    return verdict_if(c["result"].get("status") == 503 and _delta(c, COUNTER) == 1 and fast,
+    return verdict_if(c["result"].get("status") == 503 and counter_delta(c, COUNTER) == 1 and fast,
                       "with max_retries=0: " + _sdk_line(c) + "; with the defaults: " + _sdk_line(default))
 
 

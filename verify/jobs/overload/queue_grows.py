@@ -50,7 +50,7 @@ def collect(ctx) -> dict:
     return {"requests": streams, "impatient": impatient, "moved": moved}
 
 
-def _timings(d) -> list[dict]:
+def request_timings(d) -> list[dict]:
     """Per request, in the order served: first text and last event (s after sending) and text chunks."""
     import json
     out = []
@@ -65,7 +65,7 @@ def _timings(d) -> list[dict]:
 
 
 def decide_none_refused(d):
-    t = _timings(d)
+    t = request_timings(d)
     return verdict_if(len(t) == REQUESTS and all(x["status"] == 200 and x["finish"] == "length" for x in t),
                       f"{REQUESTS} requests sent at once to --max-num-seqs 1: statuses "
                       f"{[x['status'] for x in t]}, finish reasons {[x['finish'] for x in t]}")
@@ -73,7 +73,7 @@ def decide_none_refused(d):
 
 def decide_arithmetic(d):
     """TTFT at position k is k answers: predicted from the first request's own answer time."""
-    t = _timings(d)
+    t = request_timings(d)
     one = t[0]["e2e"]  # the first request's whole answer: sent to its last event
     predicted = [k * one for k in range(len(t))]
     within = all(abs(x["ttft"] - p) <= ARITHMETIC_TOLERANCE * p for x, p in zip(t[1:], predicted[1:]))

@@ -88,7 +88,7 @@ def _admitted(d) -> list[dict]:
     return [a for a in _answers(d) if a.get("status") == 200]
 
 
-def _holder(d) -> dict:
+def holder_of(d) -> dict:
     """The holder stream's prompt tokens, its last text chunk (s after it was sent) and how it ended."""
     import json
 
@@ -110,7 +110,7 @@ def _undecided(d) -> str | None:
         return _not_known(d)
     if d["burst_answers"].get("generating_after_s") is None:
         return "the long stream never started generating"
-    h = _holder(d)
+    h = holder_of(d)
     if h["status"] != 200 or not h.get("prompt_tokens"):
         return f"the long stream failed (status {h['status']}, error {d['holder'].get('error')})"
     return None
@@ -123,7 +123,7 @@ def _statuses(d) -> str:
 def decide_long_prompt_alone(d):
     if why := _undecided(d):
         return verdict_if(None, why)
-    h = _holder(d)
+    h = holder_of(d)
     return verdict_if(h["prompt_tokens"] > LIMIT and h.get("done") and not h.get("errors"),
                       f"a prompt of {h['prompt_tokens']} tokens, sent alone with a limit of {LIMIT}: status "
                       f"{h['status']}, {h.get('tokens')} tokens generated, [DONE] {'came' if h.get('done') else 'missing'}")
@@ -132,7 +132,7 @@ def decide_long_prompt_alone(d):
 def decide_generating_free(d):
     if why := _undecided(d):
         return verdict_if(None, why)
-    h, b = _holder(d), d["burst_answers"]
+    h, b = holder_of(d), d["burst_answers"]
     # Admission is decided on arrival: the refusals' answer times bound it (at most REFUSED_WITHIN_S).
     decided_by = b["burst_sent_s"] + max([a.get("seconds", 0) for a in _answers(d) if a.get("status") != 200],
                                          default=REFUSED_WITHIN_S)
@@ -175,7 +175,7 @@ def decide_refused_503(d):
 
 
 def decide_counted(d):
-    from verify.jobs.overload.admission_limit import NO_COUNTER, _delta
+    from verify.jobs.overload.admission_limit import NO_COUNTER, counter_delta
     if why := _undecided(d):
         return verdict_if(None, why)
     b = d["burst_answers"]
@@ -184,7 +184,7 @@ def decide_counted(d):
         return verdict_if(None, "nothing was refused")
     if COUNTER not in b["counters_after"]:
         return verdict_if(False, f"{refused} refused; {NO_COUNTER}")
-    counted = _delta(b, COUNTER)
+    counted = counter_delta(b, COUNTER)
     return verdict_if(counted == refused, f"{refused} refused; vllm:admission_rejections_total"
                                           f"{{reason=\"{REASON}\"}} rose by {counted:.0f}")
 

@@ -25,7 +25,7 @@ def collect(ctx) -> dict:
     return {"cases": out}
 
 
-def _err(d, name) -> dict:
+def error_of(d, name) -> dict:
     return (d["cases"][name].get("body") or {}).get("error") or {}
 
 
@@ -35,13 +35,13 @@ def _rejected(d, name) -> bool:
     Any other 400 (a broken base body, a refused model) is not this parameter's rejection.
     """
     case = d["cases"][name]
-    message = _err(d, name).get("message") or ""
+    message = error_of(d, name).get("message") or ""
     return case["status"] == 400 and any(param in message for param in case["params"])
 
 
 def _line(d, name) -> str:
     c = d["cases"][name]
-    return f"{name}: HTTP {c['status']}" + (f" ({_err(d, name).get('message', '')[:80]})" if c["status"] != 200 else "")
+    return f"{name}: HTTP {c['status']}" + (f" ({error_of(d, name).get('message', '')[:80]})" if c["status"] != 200 else "")
 
 
 def decide_greedy_n(d):
@@ -62,7 +62,7 @@ def decide_names_parameter(d):
     rejected = [n for n in CASES if _rejected(d, n)]
     if not rejected:
         return verdict_if(None, "no request was rejected with an error naming its parameter: nothing to judge")
-    named = [n for n in rejected if _err(d, n).get("param")]
+    named = [n for n in rejected if error_of(d, n).get("param")]
     return verdict_if(len(named) == len(rejected), f"{len(named)} of {len(rejected)} rejections name the "
                       f"parameter in error.param; without it: {', '.join(n for n in rejected if n not in named) or 'none'}")
 

@@ -27,7 +27,7 @@ def collect(ctx) -> dict:
     return data
 
 
-def _distinct(xs) -> int:
+def distinct_count(xs) -> int:
     """Distinct answers; empty answers prove nothing about reproducibility, so they fail the rule."""
     if not xs or any(not x for x in xs):
         raise ValueError(f"{sum(1 for x in xs if not x)} of {len(xs)} answers are empty")
@@ -35,13 +35,14 @@ def _distinct(xs) -> int:
 
 
 def _equal_to_alone(group: dict) -> list[bool]:
-    _distinct(group["in_a_row"] + group["among_others"])  # no empty answer on either side
+    distinct_count(group["in_a_row"] + group["among_others"])  # no empty answer on either side
     return [a == group["in_a_row"][0] for a in group["among_others"]]
 
 
 def decide_greedy_row(d):
     row = d["greedy"]["in_a_row"]
-    return verdict_if(_distinct(row) == 1, f"temperature 0, {len(row)} requests in a row: {_distinct(row)} distinct answer(s)")
+    return verdict_if(distinct_count(row) == 1,
+                      f"temperature 0, {len(row)} requests in a row: {distinct_count(row)} distinct answer(s)")
 
 
 def decide_greedy_batch(d):
@@ -52,8 +53,8 @@ def decide_greedy_batch(d):
 
 def decide_seed_row(d):
     row = d["seeded"]["in_a_row"]
-    return verdict_if(_distinct(row) == 1, f"temperature 1.0, seed {SEED}, {len(row)} requests in a row: "
-                                           f"{_distinct(row)} distinct answer(s)")
+    return verdict_if(distinct_count(row) == 1, f"temperature 1.0, seed {SEED}, {len(row)} requests in a row: "
+                                           f"{distinct_count(row)} distinct answer(s)")
 
 
 def decide_seed_batch(d):
@@ -64,8 +65,8 @@ def decide_seed_batch(d):
 
 def decide_unseeded(d):
     row = d["unseeded"]["in_a_row"]
-    return verdict_if(_distinct(row) > 1, f"temperature 1.0 without a seed, {len(row)} requests in a row: "
-                                          f"{_distinct(row)} distinct answers")
+    return verdict_if(distinct_count(row) > 1, f"temperature 1.0 without a seed, {len(row)} requests in a row: "
+                                          f"{distinct_count(row)} distinct answers")
 
 
 JOB = Job(

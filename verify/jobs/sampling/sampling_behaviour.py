@@ -68,13 +68,13 @@ def decide_stop_reason(d):
     return verdict_if(ok, "; ".join(f"finish_reason {x['finish_reason']!r}, stop_reason {x['stop_reason']!r}" for x in both))
 
 
-def _top(d, t):
+def top_logprobs(d, t):
     content = d["logprobs"][str(t)]["body"]["choices"][0]["logprobs"]["content"][0]
     return {x["token"]: x["logprob"] for x in content["top_logprobs"]}
 
 
 def decide_raw_logprobs(d):
-    tops = {t: _top(d, t) for t in TEMPERATURES}
+    tops = {t: top_logprobs(d, t) for t in TEMPERATURES}
     common = set.intersection(*(set(x) for x in tops.values()))
     same = all(len({round(tops[t][tok], 6) for t in TEMPERATURES}) == 1 for tok in common)
     sample = sorted(common, key=lambda tok: -tops[TEMPERATURES[0]][tok])[:2]

@@ -80,7 +80,7 @@ def collect(ctx) -> dict:
             "stopped": {**stopped, "unconstrained": len(plain), "max_unconstrained": SAMPLES}}
 
 
-def _valid(text: str) -> bool:
+def valid_answer(text: str) -> bool:
     try:
         obj = json.loads(text)
     except ValueError:
@@ -93,8 +93,8 @@ def decide_valid(d):
     c = d["constrained"]["samples"]
     u = d["unconstrained"]["samples"]
     finished = [s for s in c if s.get("finish_reason") == "stop"]
-    ok = sum(_valid(s["text"]) for s in finished)
-    plain_ok = sum(_valid(s["text"]) for s in u)
+    ok = sum(valid_answer(s["text"]) for s in finished)
+    plain_ok = sum(valid_answer(s["text"]) for s in u)
     reasons = ", ".join(f"{n} {r or 'not recorded'}" for r, n in Counter(s.get("finish_reason") for s in c).items())
     because = (f"{ok} of the {len(finished)} constrained samples (temperature 1.0) that ended by themselves parse and "
                f"match the schema (finish reasons of all {len(c)}: {reasons}); without the constraint, {plain_ok} of "

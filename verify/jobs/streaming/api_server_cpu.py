@@ -105,7 +105,7 @@ def cpu_per_token_ms(batch: dict) -> dict[str, float]:
     return {"api": round(api / tokens * 1000, 3), "engine": round(engine / tokens * 1000, 3)}
 
 
-def _by(d, stream: bool, concurrency: int) -> list[dict]:
+def batches_of(d, stream: bool, concurrency: int) -> list[dict]:
     """The batches of one mode and concurrency, in round order."""
     return sorted((b for b in d["batches"] if b["stream"] == stream and b["concurrency"] == concurrency),
                   key=lambda b: b["round"])
@@ -118,7 +118,7 @@ def api_cpu_s(batch: dict) -> float:
 def paired_ratios(d, concurrency: int) -> list[float]:
     """Streamed over non-streamed API server CPU per token, one ratio per round."""
     return [cpu_per_token_ms(s)["api"] / cpu_per_token_ms(n)["api"]
-            for n, s in zip(_by(d, False, concurrency), _by(d, True, concurrency), strict=True)]
+            for n, s in zip(batches_of(d, False, concurrency), batches_of(d, True, concurrency), strict=True)]
 
 
 def decide_streaming_costs_more(d):

@@ -47,7 +47,7 @@ def collect(ctx) -> dict:
     return {"streams": streams, "finish_tokens": finish_tokens}
 
 
-def _shape(stream) -> dict:
+def chunk_shape(stream) -> dict:
     chunks = [c for c in transcript.chunks(stream["lines"]) if c.get("choices")]
     first = chunks[0]["choices"][0]["delta"]
     finish_idx = next(i for i, c in enumerate(chunks) if c["choices"][0].get("finish_reason"))
@@ -63,7 +63,7 @@ def _shape(stream) -> dict:
 
 
 def decide_first(d):
-    shapes = {k: _shape(s) for k, s in d["streams"].items()}
+    shapes = {k: chunk_shape(s) for k, s in d["streams"].items()}
     # An empty string exactly: absent or null content would contradict the page.
     ok = all(s["first_role"] == "assistant" and s["first_content"] == "" for s in shapes.values())
     contents = sorted({repr(s["first_content"]) for s in shapes.values()})
@@ -73,7 +73,7 @@ def decide_first(d):
 
 
 def decide_finish_on_content(d):
-    shapes = {k: _shape(s) for k, s in d["streams"].items()}
+    shapes = {k: chunk_shape(s) for k, s in d["streams"].items()}
     by_reason: dict[str, list[str]] = {}
     for s in shapes.values():
         by_reason.setdefault(s["finish_reason"], []).append("with text" if s["finish_text"] else "empty")
@@ -84,7 +84,7 @@ def decide_finish_on_content(d):
 
 
 def decide_empty_mid(d):
-    shapes = {k: _shape(s) for k, s in d["streams"].items()}
+    shapes = {k: chunk_shape(s) for k, s in d["streams"].items()}
     seen = {k: s["empty_mid"] for k, s in shapes.items() if s["empty_mid"]}
     if seen:
         return Verdict("confirmed", "chunks with empty text appeared mid-stream in: " +
@@ -93,7 +93,7 @@ def decide_empty_mid(d):
 
 
 def decide_one_token_per_chunk(d):
-    shapes = {k: _shape(s) for k, s in d["streams"].items()}
+    shapes = {k: chunk_shape(s) for k, s in d["streams"].items()}
     off = {k: (s["token_chunks"], s["completion_tokens"]) for k, s in shapes.items()
            if s["token_chunks"] != s["completion_tokens"] or s["n_chunks"] - 1 != s["completion_tokens"]}
     return verdict_if(not off, f"in all {len(shapes)} streams every chunk after the first carried one generated token, "
@@ -102,7 +102,7 @@ def decide_one_token_per_chunk(d):
 
 
 def decide_finish_token(d):
-    shapes = {k: _shape(s) for k, s in d["streams"].items()}
+    shapes = {k: chunk_shape(s) for k, s in d["streams"].items()}
     found = []
     for name, s in shapes.items():
         token = d["finish_tokens"][name]

@@ -69,7 +69,7 @@ def collect(ctx) -> dict:
     out = {"timeout_s": timeout_s}
     wait_idle(ctx.server.url)
     out["calibration"] = capture(ctx.base_url + "/chat/completions", _body(SHORT_PROMPT, CALIBRATION_TOKENS, True))
-    out["tokens"] = _token_counts(_timing(out["calibration"]), timeout_s)
+    out["tokens"] = _token_counts(timing_of(out["calibration"]), timeout_s)
     wait_idle(ctx.server.url)
     out["long_stream"] = capture(via, _body(SHORT_PROMPT, out["tokens"]["long_stream"], True))
     wait_idle(ctx.server.url)
@@ -100,7 +100,7 @@ def _token_counts(calibration: dict, timeout_s: float) -> dict:
     return {"gap_s": round(gap, 4), "long_stream": need(OUTLAST_FACTOR * timeout_s), "non_streaming": need(timeout_s)}
 
 
-def _timing(cap: dict) -> dict:
+def timing_of(cap: dict) -> dict:
     lines = cap["lines"] if "lines" in cap else cap["body_lines"]
     data = [i for i in lines if i["line"].startswith("data: ")]
     times = [i["t"] for i in lines]
@@ -112,7 +112,7 @@ def _timing(cap: dict) -> dict:
 
 
 def decide_long_stream(d):
-    t, limit = _timing(d["long_stream"]), d["timeout_s"]
+    t, limit = timing_of(d["long_stream"]), d["timeout_s"]
     lasted = t["end"] - t["first_text"] if t["end"] is not None and t["first_text"] is not None else 0
     if lasted < OUTLAST_FACTOR * limit:
         return Verdict(INCONCLUSIVE, f"the stream lasted only {lasted:.1f} s, not {OUTLAST_FACTOR:.0f}x the "
@@ -123,7 +123,7 @@ def decide_long_stream(d):
 
 
 def decide_slow_first_token(d):
-    direct, via, limit = _timing(d["slow_first_token_direct"]), _timing(d["slow_first_token"]), d["timeout_s"]
+    direct, via, limit = timing_of(d["slow_first_token_direct"]), timing_of(d["slow_first_token"]), d["timeout_s"]
     if direct["first_text"] is None or direct["first_text"] <= limit:
         return Verdict(INCONCLUSIVE, f"directly, the first text came after {units.ms(direct['first_text'])}, "
                                      f"not longer than the {limit:.0f} s timeout")
@@ -136,7 +136,7 @@ def decide_slow_first_token(d):
 
 
 def decide_non_streaming(d):
-    direct, via, limit = _timing(d["non_streaming_direct"]), _timing(d["non_streaming"]), d["timeout_s"]
+    direct, via, limit = timing_of(d["non_streaming_direct"]), timing_of(d["non_streaming"]), d["timeout_s"]
     n = d["tokens"]["non_streaming"]
     if direct["end"] is None or direct["end"] <= limit:
         return Verdict(INCONCLUSIVE, f"directly, generating {n} tokens took {units.ms(direct['end'])}, not longer "

@@ -83,7 +83,7 @@ def collect(ctx) -> dict:
     return {"trials": trials, "max_tokens": MAX_TOKENS, "n": stopped["trials"], "stopped": stopped}
 
 
-def _summaries(d):
+def summaries_of(d):
     from verify.measure.stats import summary
     s = d["trials"]["streaming"]
     n = d["trials"]["non_streaming"]
@@ -95,7 +95,7 @@ def _summaries(d):
 
 def decide_parity(d):
     import statistics
-    sm = _summaries(d)
+    sm = summaries_of(d)
     a, b = sm["e2e_streaming"]["median"], sm["e2e_non_streaming"]["median"]
     diff = statistics.median(_paired_differences(d["trials"]))
     tol = E2E_PARITY_TOLERANCE
@@ -106,7 +106,7 @@ def decide_parity(d):
 
 def decide_ttft_fraction(d):
     import statistics
-    sm = _summaries(d)
+    sm = summaries_of(d)
     frac = statistics.median(_ttft_fractions(d["trials"]))
     tol = TTFT_SMALL_FRACTION
     return verdict_if(frac < tol, f"median TTFT {sm['ttft']['median'] * 1000:.0f} ms; the median TTFT is "

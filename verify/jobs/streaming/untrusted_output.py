@@ -21,12 +21,12 @@ def collect(ctx) -> dict:
     return {"forced": MARKUP, "stream": capture(ctx.base_url + "/chat/completions", body)}
 
 
-def _text(d) -> str:
+def streamed_text_of(d) -> str:
     return streamed_text(d["stream"]["lines"])
 
 
 def decide(d):
-    text = _text(d)
+    text = streamed_text_of(d)
     return verdict_if(text == d["forced"], f"the streamed text is {'exactly' if text == d['forced'] else 'not'} "
                                            f"the markup the model wrote ({len(text)} characters, no escaping)")
 

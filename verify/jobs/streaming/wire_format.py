@@ -57,7 +57,7 @@ def collect(ctx) -> dict:
 def _median_bounds(xs: list[float]) -> tuple[float, float]:
     """The least and greatest _median that TRIALS runs could have, these among them."""
     rest = max(0, TRIALS - len(xs))
-    return _median(list(xs) + [float("-inf")] * rest), _median(list(xs) + [float("inf")] * rest)
+    return upper_median(list(xs) + [float("-inf")] * rest), upper_median(list(xs) + [float("inf")] * rest)
 
 
 def _side(d, mode) -> str | None:
@@ -80,7 +80,7 @@ def spreads(d) -> dict[str, list[float | None]]:
     return {key: [arrival_spread(run["lines"]) for run in runs] for key, runs in d["runs"].items()}
 
 
-def _median(xs):
+def upper_median(xs):
     xs = sorted(xs)
     return xs[len(xs) // 2]
 
@@ -123,8 +123,8 @@ def _burst(d, mode):
     if runs < TRIALS and _side(d, mode) is None:
         return verdict_if(None, f"{mode}: {runs} of up to {TRIALS} interleaved runs each, which do not settle the "
                                 f"median spreads against {BURST_S * 1000:.0f} ms")
-    without = _median(sp[f"without_n_{mode}"])
-    with_n = _median(sp[f"with_n_{mode}"])
+    without = upper_median(sp[f"without_n_{mode}"])
+    with_n = upper_median(sp[f"with_n_{mode}"])
     each = f"{TRIALS} interleaved runs each" if runs >= TRIALS else (
         f"{runs} interleaved runs each, of up to {TRIALS}: the rest could not have changed the verdict")
     return verdict_if(without <= BURST_S and with_n > BURST_S,

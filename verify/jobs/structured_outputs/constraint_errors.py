@@ -41,14 +41,14 @@ def _answer(d, name) -> dict:
     return d["cases"][name]["answer"]
 
 
-def _message(answer: dict) -> str:
+def error_message(answer: dict) -> str:
     return str(((answer.get("body") or {}).get("error") or {}).get("message", ""))
 
 
 def decide_refused(name: str, d):
     a = _answer(d, name)
-    return verdict_if(a["status"] == 400 and bool(_message(a)),
-                      f"HTTP {a['status']}: {_message(a)[:300] or 'no error message'}")
+    return verdict_if(a["status"] == 400 and bool(error_message(a)),
+                      f"HTTP {a['status']}: {error_message(a)[:300] or 'no error message'}")
 
 
 def decide_serves_on(d):

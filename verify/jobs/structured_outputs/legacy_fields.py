@@ -43,13 +43,13 @@ def collect(ctx) -> dict:
     return {"cases": out}
 
 
-def _params(log: dict) -> str:
+def logged_params(log: dict) -> str:
     """The sampling parameters the server logged for the request ("" when no such line was read)."""
     return next((line for line in log["lines"] if "Received request" in line), "")
 
 
 def _constrained(log: dict) -> bool:
-    return "structured_outputs=StructuredOutputsParams(" in _params(log)
+    return "structured_outputs=StructuredOutputsParams(" in logged_params(log)
 
 
 def _asked(name: str, case: dict) -> dict:
@@ -59,7 +59,7 @@ def _asked(name: str, case: dict) -> dict:
 
 def decide_not_constrained(d):
     old = {n: c for n, c in d["cases"].items() if n in KINDS}
-    if not all(_params(log) for c in d["cases"].values() for log in c["logs"]):
+    if not all(logged_params(log) for c in d["cases"].values() for log in c["logs"]):
         # Without the request's logged parameters, nothing says whether a constraint reached the engine.
         return verdict_if(None, "a request's sampling parameters were not found in the server's log")
     unconstrained = [n for n, c in old.items() if len(c["logs"]) == SAMPLES and not any(map(_constrained, c["logs"]))]

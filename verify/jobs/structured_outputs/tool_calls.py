@@ -103,13 +103,13 @@ def decide_auto_text(d):
                       f"{((not_calls or [{}])[0].get('content') or '')[:120]!r}")
 
 
-def _tool_deltas(d) -> list[dict]:
+def tool_deltas(d) -> list[dict]:
     return [tc for c in chunks(d["stream"]["lines"]) for ch in c.get("choices", [])
             for tc in (ch.get("delta") or {}).get("tool_calls") or []]
 
 
 def decide_stream_name_first(d):
-    deltas = _tool_deltas(d)
+    deltas = tool_deltas(d)
     first, rest = (deltas[0], deltas[1:]) if deltas else ({}, [])
     fn = first.get("function") or {}
     fragments = [(x.get("function") or {}).get("arguments") for x in rest]
@@ -123,7 +123,7 @@ def decide_stream_name_first(d):
 
 
 def decide_stream_reassembles(d):
-    deltas = _tool_deltas(d)
+    deltas = tool_deltas(d)
     arguments = "".join((x.get("function") or {}).get("arguments") or "" for x in deltas)
     finish = [ch.get("finish_reason") for c in chunks(d["stream"]["lines"]) for ch in c.get("choices", [])
               if ch.get("finish_reason")]

@@ -22,23 +22,23 @@ def collect(ctx) -> dict:
     return {"cases": cases, "tool_choice": choices}
 
 
-def _message(a: dict) -> str:
+def error_message(a: dict) -> str:
     return str(((a.get("body") or {}).get("error") or {}).get("message", ""))
 
 
 def decide_refused(name: str, d, flags: tuple[str, ...] = ("--tool-call-parser",)):
     a = d["cases"][name]
-    return verdict_if(a["status"] == 400 and all(f in _message(a) for f in flags),
-                      f"HTTP {a['status']}: {_message(a) or 'no error message'}")
+    return verdict_if(a["status"] == 400 and all(f in error_message(a) for f in flags),
+                      f"HTTP {a['status']}: {error_message(a) or 'no error message'}")
 
 
 def decide_omitted(d):
     a, auto = d["cases"][OMITTED], d["cases"]["auto"]
-    return verdict_if(a["status"] == 400 and a["status"] == auto["status"] and bool(_message(a))
-                      and _message(a) == _message(auto),
-                      f"HTTP {a['status']}: {_message(a) or 'no error message'}; with tool_choice auto: HTTP "
-                      f"{auto['status']}, " + ("the same message" if _message(a) == _message(auto) else
-                                               f"another message: {_message(auto)}"))
+    return verdict_if(a["status"] == 400 and a["status"] == auto["status"] and bool(error_message(a))
+                      and error_message(a) == error_message(auto),
+                      f"HTTP {a['status']}: {error_message(a) or 'no error message'}; with tool_choice auto: HTTP "
+                      f"{auto['status']}, " + ("the same message" if error_message(a) == error_message(auto) else
+                                               f"another message: {error_message(auto)}"))
 
 
 def decide_none(d):

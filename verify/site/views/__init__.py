@@ -8,11 +8,10 @@ the same path as the job's own module under verify/jobs/. It may define:
                                                   (an XY, Bars or Timeline of verify/site/charts.py)
     PAGES = {path: render(record) -> text}        pages generated from the default profile's
                                                   record (path relative to docs/)
-    TIMING_CLAIMS = (claim id, ...)               the job's claims whose verdict rests on the
-                                                  machine's speed (verify/verdicts/hardware.py)
 
 A record is raw (the parsed JSON: "data", "provenance", "profile", ...). Views read
-numbers through the job's own module (its helpers and constants), build HTML with
+numbers through the job's own module, by its public names only (its helpers and constants without
+a leading underscore: a job renames its private ones freely; tests/test_views.py), build HTML with
 verify.site.html and chart specs that verify.site.charts draws. None of this is an
 input of a record (verify/evidence/inputs.py hashes the job's code in verify/jobs/
 and verify/measure/, the files it opened and the code it declared it loads), so
@@ -52,9 +51,3 @@ def charts(job) -> dict:
 
 def pages(job) -> dict:
     return getattr(_module(job), "PAGES", {})
-
-
-def timing_claims(job) -> frozenset[str]:
-    """Claims of the job that a faster or slower machine could flip: how a differing verdict is read,
-    never how it is decided, so declaring one leaves every record fresh."""
-    return frozenset(getattr(_module(job), "TIMING_CLAIMS", ()))

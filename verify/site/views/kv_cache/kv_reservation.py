@@ -10,10 +10,10 @@ def figure(record) -> charts.XY:
     """KV cache blocks held against tokens generated, for both max_tokens, with the reservation line."""
     d = record["data"]
     small, large = d["small"], d["large"]
-    reserved = job._needed(d, large["prompt_tokens"], large["max_tokens"])
+    reserved = job.blocks_needed(d, large["prompt_tokens"], large["max_tokens"])
 
     def held(readings):
-        return tuple((n, job._blocks(d, u)) for n, u, *_ in readings)
+        return tuple((n, job.blocks_at(d, u)) for n, u, *_ in readings)
 
     return charts.XY(
         title="KV cache blocks a request holds as its tokens arrive, for a small and a large max_tokens",
@@ -32,9 +32,9 @@ def fragment(record):
     rows = []
     for key in ("small", "large"):
         r = d[key]
-        levels = sorted({job._blocks(d, u) for _, u, *_ in r["readings"]})
+        levels = sorted({job.blocks_at(d, u) for _, u, *_ in r["readings"]})
         rows.append([r["max_tokens"], r["prompt_tokens"], len(r["readings"]),
-                     " → ".join(map(str, levels)), job._needed(d, r["prompt_tokens"], r["max_tokens"])])
+                     " → ".join(map(str, levels)), job.blocks_needed(d, r["prompt_tokens"], r["max_tokens"])])
     return html.table([f"max_tokens (block size {d['block_size']}, {d['num_blocks']} blocks)", "prompt tokens",
                        "tokens generated", "blocks held as tokens arrived", "blocks a reservation would hold"], rows)
 

@@ -8,7 +8,7 @@ from verify.site import html
 
 def fragment(record):
     d = record["data"]
-    cc, rep, calc, c = d["cache_config"], job._reported(d), job.worked_out(d), d["model_config"]
+    cc, rep, calc, c = d["cache_config"], job.reported_sizes(d), job.worked_out(d), d["model_config"]
     head = c.get("head_dim") or c["hidden_size"] // c["num_attention_heads"]
     return html.table(["", "value"], [
         ["layers x key-value heads x head size (config.json)", f"{c['num_hidden_layers']} x {c['num_key_value_heads']} x {head}"],

@@ -9,7 +9,7 @@ from verify.site import charts, html
 def figure(record) -> charts.XY:
     """KV cache blocks in use as the staggered requests start, grow and end; each request's lifetime above."""
     d = record["data"]
-    usage = tuple((s["t"], job._blocks(d, s["kv_cache_usage_perc"])) for s in d["samples"])
+    usage = tuple((s["t"], job.blocks_at(d, s["kv_cache_usage_perc"])) for s in d["samples"])
     n = len(d["requests"])
     return charts.XY(
         title=f"KV cache blocks in use while {n} staggered requests run",

@@ -18,8 +18,8 @@ def requests(record):
     r = d["bench"]["result"]
     rows = []
     for i, s in enumerate(d["streams"]):
-        v = job._by_tool(s, "vllm_bench_serve")
-        _, first, token = job._first_chunks(s)
+        v = job.by_tool(s, "vllm_bench_serve")
+        _, first, token = job.first_chunks(s)
         rows.append([i + 1, _ms(s["at_proxy"]), _ms(r["ttfts"][i]), _ms(v["ttft"]), _ms(token),
                      _ms((r["latencies"][i] - r["ttfts"][i]) / (r["output_lens"][i] - 1)), _ms(v["tpot"]),
                      r["output_lens"][i], len(r["itls"][i])])
@@ -32,7 +32,7 @@ def definitions(record):
     d = record["data"]
     r = d["bench"]["result"]
     streams = d["streams"]
-    by = {tool: [job._by_tool(s, tool) for s in streams] for tool in ("vllm_bench_serve", "guidellm", "aiperf")}
+    by = {tool: [job.by_tool(s, tool) for s in streams] for tool in ("vllm_bench_serve", "guidellm", "aiperf")}
     pooled = [g for v in by["vllm_bench_serve"] for g in v["itl_gaps"]]
     icl = [g for v in by["aiperf"] for g in v["inter_chunk_gaps"]]
     rows = [
@@ -41,17 +41,17 @@ def definitions(record):
         ["vLLM's definitions on the proxy's streams", _ms(median(v["ttft"] for v in by["vllm_bench_serve"])),
          _ms(median(pooled)) + " (pooled gaps)", _ms(median(v["tpot"] for v in by["vllm_bench_serve"]))],
         ["GuideLLM 0.8.1, as it saved (its own 8 requests, same sizes)",
-         f"{median(r['time_to_first_token_ms'] for r, _ in job._guidellm(d)):.1f} ms",
-         f"{median(r['inter_token_latency_ms'] for r, _ in job._guidellm(d)):.1f} ms (mean per request)",
-         f"{median(r['time_per_output_token_ms'] for r, _ in job._guidellm(d)):.1f} ms (first token included)"],
+         f"{median(r['time_to_first_token_ms'] for r, _ in job.guidellm_requests(d)):.1f} ms",
+         f"{median(r['inter_token_latency_ms'] for r, _ in job.guidellm_requests(d)):.1f} ms (mean per request)",
+         f"{median(r['time_per_output_token_ms'] for r, _ in job.guidellm_requests(d)):.1f} ms (first token included)"],
         ["GuideLLM 0.8.1's definitions on vllm bench serve's streams", _ms(median(v["ttft"] for v in by["guidellm"])),
          _ms(median(v["itl"] for v in by["guidellm"])) + " (mean per request)",
          _ms(median(v["tpot"] for v in by["guidellm"])) + " (first token included)"],
         ["AIPerf 0.13.0's definitions on the same streams", _ms(median(v["ttft"] for v in by["aiperf"])),
          _ms(median(v["itl"] for v in by["aiperf"])) + f" (mean per request; pooled gaps {_ms(median(icl))})",
          "none (its ITL is this)"],
-        ["the site's harness, the same messages (one word in front) straight to the server", _ms(job._harness(d, "ttft")),
-         _ms(job._harness(d, "itl")) + " (mean per request)", "-"],
+        ["the site's harness, the same messages (one word in front) straight to the server", _ms(job.harness_value(d, "ttft")),
+         _ms(job.harness_value(d, "itl")) + " (mean per request)", "-"],
     ]
     return html.table(["reading (medians)", "TTFT", "ITL", "TPOT"], rows)
 
@@ -60,14 +60,14 @@ def side_by_side(record) -> charts.Bars:
     """Each tool's per-token figures over one set of streams (vllm bench serve's), and GuideLLM's own run."""
     d = record["data"]
     streams = d["streams"]
-    by = {tool: [job._by_tool(s, tool) for s in streams] for tool in ("vllm_bench_serve", "guidellm", "aiperf")}
+    by = {tool: [job.by_tool(s, tool) for s in streams] for tool in ("vllm_bench_serve", "guidellm", "aiperf")}
     pooled = [g for v in by["vllm_bench_serve"] for g in v["itl_gaps"]]
     bars = [("bench ITL", median(pooled)),
             ("bench TPOT", median(v["tpot"] for v in by["vllm_bench_serve"])),
             ("AIPerf ITL", median(v["itl"] for v in by["aiperf"])),
             ("GLLM ITL", median(v["itl"] for v in by["guidellm"])),
             ("GLLM TPOT", median(v["tpot"] for v in by["guidellm"])),
-            ("GLLM run", median(r["time_per_output_token_ms"] for r, _ in job._guidellm(d)) / 1000)]
+            ("GLLM run", median(r["time_per_output_token_ms"] for r, _ in job.guidellm_requests(d)) / 1000)]
     return charts.Bars(title="One server, one set of streams: the per-token figure each tool's definition gives "
                              "(medians)",
                        x_label="tool and figure", y_label="milliseconds per token",
@@ -80,7 +80,7 @@ def side_by_side(record) -> charts.Bars:
 def goodput(record):
     d = record["data"]
     r = d["bench"]["result"]
-    every, some, n = job._goodput_counts(d)
+    every, some, n = job.goodput_counts(d)
     rows = [[f"TTFT at most {d['slo_ms']['ttft']} ms and TPOT at most {d['slo_ms']['tpot']} ms", n, every, some,
              f"{r['duration']:.2f} s", f"{r['request_goodput']:.3f} req/s", f"{r['request_throughput']:.3f} req/s"]]
     return html.table(["objectives", "requests", "meet both", "meet at least one",
@@ -92,7 +92,7 @@ def timeline(record) -> charts.Timeline:
     d = record["data"]
     rows = []
     for i, s in enumerate(d["streams"][:3]):
-        times = [t for t, c in job.definitions().chunks(job._as_stream(s)) if c.get("choices")]
+        times = [t for t, c in job.definitions().chunks(job.as_stream(s)) if c.get("choices")]
         rows.append(charts.Span(f"request {i + 1}: {len(times)} chunks with choices", 0.0, times[-1], tone=i % 2,
                                 events=tuple(times), text=f"TTFT {times[0] * 1000:.0f} ms"))
     return charts.Timeline(title="Three benchmark requests as the recording proxy saw them (0 = the tool sends)",

@@ -8,7 +8,7 @@ from verify.site import html
 
 def fragment_table(record):
     d = record["data"]
-    rows = [[i + 1, f"{x['ttft']:.2f} s", f"{x['e2e']:.2f} s", x["tokens"]] for i, x in enumerate(job._timings(d))]
+    rows = [[i + 1, f"{x['ttft']:.2f} s", f"{x['e2e']:.2f} s", x["tokens"]] for i, x in enumerate(job.request_timings(d))]
     return html.table(["request (by first text)", "first text after", "last event after", "text chunks"], rows)
 
 

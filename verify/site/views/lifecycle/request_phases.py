@@ -7,14 +7,14 @@ from verify.site import charts, html
 
 
 def _median_trial(d):
-    ts = sorted(d["trials"], key=lambda t: job._p(t, "e2e_request_latency_seconds"))
+    ts = sorted(d["trials"], key=lambda t: job.phase_seconds(t, "e2e_request_latency_seconds"))
     return ts[len(ts) // 2]
 
 
 def fragment_table(record):
     t = _median_trial(record["data"])
-    rows = [[p, f"{t['phases'][p]['observations']:.0f}", html.ms(job._p(t, p))] for p in job.PHASES]
-    rows.append(["(e2e minus queue and inference: the API server's part)", "", html.ms(job._api_server_time(t))])
+    rows = [[p, f"{t['phases'][p]['observations']:.0f}", html.ms(job.phase_seconds(t, p))] for p in job.PHASES]
+    rows.append(["(e2e minus queue and inference: the API server's part)", "", html.ms(job.api_server_time(t))])
     rows.append(["(the client's own clock, send to last byte)", "", html.ms(t["client_e2e_s"])])
     return html.table(["histogram (vllm:...)", "observations added", "seconds added"], rows)
 
@@ -27,9 +27,9 @@ def _ms(seconds: float) -> str:
 def timeline(record) -> charts.Timeline:
     """One request (the median of the trials), its phases laid end to end as the server measured them."""
     t = _median_trial(record["data"])
-    client, e2e = t["client_e2e_s"], job._p(t, "e2e_request_latency_seconds")
-    queue, prefill, decode = (job._p(t, p) for p in job.PHASES[:3])
-    ttft = job._p(t, "time_to_first_token_seconds")
+    client, e2e = t["client_e2e_s"], job.phase_seconds(t, "e2e_request_latency_seconds")
+    queue, prefill, decode = (job.phase_seconds(t, p) for p in job.PHASES[:3])
+    ttft = job.phase_seconds(t, "time_to_first_token_seconds")
     # The server's clock starts when the request reaches the API server; where that falls inside the
     # client's wait is not measured, so the server's bars start after half the client's extra time.
     s0 = (client - e2e) / 2

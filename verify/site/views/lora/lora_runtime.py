@@ -18,8 +18,8 @@ def fragment_steps(record):
     rows = []
     for key, label in STEPS.items():
         a = steps[key]
-        said = job._text(a) if key.endswith("answer") and a.get("status") == 200 else \
-            (a.get("body_text") if a.get("status") == 200 else job._message(a))
+        said = job.answer_text(a) if key.endswith("answer") and a.get("status") == 200 else \
+            (a.get("body_text") if a.get("status") == 200 else job.error_message(a))
         rows.append([label, a.get("status"), said])
     rows.append(["/v1/models at the end", "", ", ".join(steps["models_at_end"]["parents"])])
     return html.table(["step, in order", "HTTP status", "what came back"], rows)

@@ -11,7 +11,7 @@ def fragment_answers(record):
     d = record["data"]
     parents = d["models"]["parents"]
     rows = []
-    for model, by_prompt in job._by_model(d).items():
+    for model, by_prompt in job.answers_by_model(d).items():
         for prompt, answers in by_prompt.items():
             rows.append([model, parents.get(model) or "(base model)", prompt, answers[0],
                          f"yes, {len(answers)} of {len(answers)}" if same(answers) else "no"])

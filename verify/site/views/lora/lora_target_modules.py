@@ -8,9 +8,9 @@ from verify.site import html
 
 def fragment_answers(record):
     d = record["data"]
-    base = job._first(d, job.BASE)
+    base = job.first_answers(d, job.BASE)
     rows = [[model, prompt, answer, "(the base model)" if model == job.BASE else ("yes" if answer == base[prompt] else "no")]
-            for model in (job.BASE, "attn-a", "mlp-c") for prompt, answer in job._first(d, model).items()]
+            for model in (job.BASE, "attn-a", "mlp-c") for prompt, answer in job.first_answers(d, model).items()]
     return html.table(["model", "prompt", "greedy answer", "same as the base model"], rows)
 
 

@@ -10,7 +10,7 @@ def figure(record) -> charts.XY:
     d = record["data"]
     s = d["series"]["series"]
     finite = lambda pts: tuple((t, v) for t, v in pts if v == v)  # NaN where a window held no request
-    firing = [t for t, state in job._alert_states(d) if state == "firing"]
+    firing = [t for t, state in job.alert_states(d) if state == "firing"]
     steps = d["steps"]
     bands = tuple(charts.Band(st["start_s"], (steps[i + 1]["start_s"] if i + 1 < len(steps) else d["load_end_s"]),
                               str(st["clients"])) for i, st in enumerate(steps))

@@ -11,8 +11,8 @@ def table(record):
     values = [r["ttft_s"] for r in d["requests"]]
     rows = []
     for q in job.QUANTILES:
-        x, e = job.exact(values, q), job._estimate(d, q)
-        lo, up = job._bucket_of(d, x)
+        x, e = job.exact(values, q), job.estimate_of(d, q)
+        lo, up = job.bucket_of(d, x)
         rows.append([f"p{q * 100:g}", html.ms(x), html.ms(e), f"{(e - x) / x:+.0%}", f"{lo:g} s to {up:g} s"])
     return html.table(["percentile", "exact (clients)", "histogram_quantile", "difference", "bucket of the exact value"],
                       rows)

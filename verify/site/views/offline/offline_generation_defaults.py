@@ -12,12 +12,12 @@ def fragment(record) -> str:
     model = {**d["model_defaults"], "max_tokens": d["model_defaults"]["max_new_tokens"]}
     ways = list(d["ways"])
     rows = [[k, str(model[k]), *(str(d["ways"][w]["settings"][k]) for w in ways)] for k in fields]
-    rows.append(["answer lengths, tokens (finish reason)", "", *(job._lengths(d["ways"][w]["outputs"]) for w in ways)])
+    rows.append(["answer lengths, tokens (finish reason)", "", *(job.lengths_text(d["ways"][w]["outputs"]) for w in ways)])
     return html.table(["field", "the copy's generation_config.json", *ways], rows)
 
 
 def server_fragment(record) -> str:
-    rows = [[label, job._lengths(x["answers"])] for label, x in record["data"]["server"].items()]
+    rows = [[label, job.lengths_text(x["answers"])] for label, x in record["data"]["server"].items()]
     return html.table(["chat request sets", "completion tokens (finish reason), per prompt"], rows)
 
 

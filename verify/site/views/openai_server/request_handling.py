@@ -10,8 +10,8 @@ def fragment(record):
     d = record["data"]
     rows = []
     for n in job.CASES:
-        c = job._c(d, n)
-        e = job._err(d, n)
+        c = job.case_of(d, n)
+        e = job.error_of(d, n)
         rows.append([n, c["status"], e.get("type", ""), e.get("param") or "", (e.get("message") or "")[:110]])
     return html.table(["request", "HTTP status", "error.type", "error.param", "error.message"], rows)
 

@@ -12,7 +12,7 @@ def burst(record) -> str:
     if "burst_answers" not in d:
         return html.pre([f"the server did not start with {' '.join(d['flags'])}:", *d["start"].get("unrecognized", [])])
     b = d["burst_answers"]
-    moved = [[k, f"{job._delta(b, k):+.0f}"] for k in sorted(b["counters_after"]) if job._delta(b, k)]
+    moved = [[k, f"{job.counter_delta(b, k):+.0f}"] for k in sorted(b["counters_after"]) if job.counter_delta(b, k)]
     return answers_table(b["answers"]) + html.table(["/metrics, after the burst", "change"], moved)
 
 
@@ -24,7 +24,7 @@ def sdk(record) -> str:
     for label, c in d["sdk"].items():
         r = c["result"]
         rows.append([label, str(r.get("raised")), str(r.get("status")), f"{r['seconds']:.2f}",
-                     f"{job._delta(c, job.COUNTER):+.0f}"])
+                     f"{job.counter_delta(c, job.COUNTER):+.0f}"])
     return html.table(["client retries", "raised", "status", "seconds until raised", "refusals counted"], rows)
 
 

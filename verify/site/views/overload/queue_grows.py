@@ -8,7 +8,7 @@ from verify.site import html
 
 def table(record) -> str:
     d = record["data"]
-    t = job._timings(d)
+    t = job.request_timings(d)
     one = t[0]["e2e"]
     rows = [[str(k), f"{x['ttft']:.2f}", f"{k * one:.2f}", f"{x['e2e']:.2f}", str(x["status"]), str(x["finish"])]
             for k, x in enumerate(t)]

@@ -12,7 +12,7 @@ def burst(record) -> str:
     if "burst_answers" not in d:
         return html.pre([f"the server did not start with {' '.join(d['flags'])}:", *d["start"].get("unrecognized", [])])
     b = d["burst_answers"]
-    h = job._holder(d)
+    h = job.holder_of(d)
     holder = html.table(["the long stream", ""], [
         ["prompt tokens", str(h.get("prompt_tokens"))],
         ["status", str(h.get("status"))],
@@ -20,8 +20,8 @@ def burst(record) -> str:
         ["burst sent at (s)", str(b.get("burst_sent_s"))],
         ["last token at (s)", str(h.get("last_text_s"))],
         ["tokens, finish reason", f"{h.get('tokens')}, {h.get('finish_reason')}"]])
-    moved = [[k, f"{admission_limit._delta(b, k):+.0f}"] for k in sorted(b["counters_after"])
-             if admission_limit._delta(b, k)]
+    moved = [[k, f"{admission_limit.counter_delta(b, k):+.0f}"] for k in sorted(b["counters_after"])
+             if admission_limit.counter_delta(b, k)]
     return holder + answers_table(b["answers"]) + html.table(["/metrics, after the burst", "change"], moved)
 
 

@@ -8,7 +8,7 @@ from verify.site import html
 
 def fragment(record):
     d = record["data"]
-    rows = [[n, d["cases"][n]["status"], job._err(d, n).get("param") or "", job._err(d, n).get("message", "")[:140]]
+    rows = [[n, d["cases"][n]["status"], job.error_of(d, n).get("param") or "", job.error_of(d, n).get("message", "")[:140]]
             for n in job.CASES]
     return html.table(["request", "HTTP status", "error.param", "error.message"], rows)
 

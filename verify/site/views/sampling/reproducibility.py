@@ -12,7 +12,7 @@ def fragment(record):
         x = record["data"][name]
         first = x["in_a_row"][0]
         rows.append([name, ", ".join(f"{k}={v}" for k, v in x["params"].items()),
-                     f"{job._distinct(x['in_a_row'])} of {len(x['in_a_row'])}",
+                     f"{job.distinct_count(x['in_a_row'])} of {len(x['in_a_row'])}",
                      f"{sum(a == first for a in x['among_others'])} of {len(x['among_others'])}", first])
     return html.table(["sampling", "parameters", "distinct answers in a row", "same answer among others",
                        "first answer"], rows)

@@ -16,7 +16,7 @@ def fragment(record):
 
 def fragment_logprobs(record):
     d = record["data"]
-    tops = {t: job._top(d, t) for t in job.TEMPERATURES}
+    tops = {t: job.top_logprobs(d, t) for t in job.TEMPERATURES}
     tokens = sorted(set().union(*tops.values()), key=lambda tok: -max(x.get(tok, -99) for x in tops.values()))
     rows = [[repr(tok)] + [f"{tops[t][tok]:.4f}" if tok in tops[t] else "" for t in job.TEMPERATURES] for tok in tokens]
     return html.table(["first token"] + [f"logprob at temperature {t}" for t in job.TEMPERATURES], rows)

@@ -12,7 +12,7 @@ def fragment(record):
     rows = []
     for c in job.LEVELS:
         for stream in (False, True):
-            per = [job.cpu_per_token_ms(b) for b in job._by(d, stream, c)]
+            per = [job.cpu_per_token_ms(b) for b in job.batches_of(d, stream, c)]
             api, engine = [p["api"] for p in per], [p["engine"] for p in per]
             rows.append([c, "yes" if stream else "no", len(per), f"{statistics.median(api):.2f} ms",
                          f"{min(api):.2f} to {max(api):.2f} ms", f"{statistics.median(engine):.2f} ms",

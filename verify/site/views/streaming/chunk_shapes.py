@@ -9,7 +9,7 @@ from verify.site import html
 def fragment_table(record):
     rows = []
     for name, stream in record["data"]["streams"].items():
-        s = job._shape(stream)
+        s = job.chunk_shape(stream)
         token = record["data"]["finish_tokens"][name]
         rows.append([name, s["n_chunks"], s["completion_tokens"], repr(s["first_content"]), s["finish_reason"],
                      f"{token['token_ids']} {token['decoded_alone']!r}", repr(s["finish_text"]),

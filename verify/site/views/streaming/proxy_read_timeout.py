@@ -17,7 +17,7 @@ def fragment(record):
               "non_streaming": f"non-streaming, {n['non_streaming']} tokens, through nginx"}
     rows = []
     for key, label in labels.items():
-        t = job._timing(d[key])
+        t = job.timing_of(d[key])
         rows.append([label, t["status"], html.ms(t["first_text"]), html.ms(t["max_gap"]),
                      html.ms(t["end"]), "yes" if t["done"] else "no"])
     return html.table([f"request (read timeout {d['timeout_s']:.0f} s)", "HTTP status", "first text",

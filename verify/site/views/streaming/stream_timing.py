@@ -7,7 +7,7 @@ from verify.site import charts, html
 
 
 def fragment_table(record):
-    sm = job._summaries(record["data"])
+    sm = job.summaries_of(record["data"])
     def row(label, s, unit_ms=True):
         f = (lambda x: f"{x * 1000:.1f} ms") if unit_ms else (lambda x: f"{x:.3f} s")
         return [label, f(s["median"]), f"{f(s['p25'])} to {f(s['p75'])}", f"{f(s['min'])} to {f(s['max'])}", s["n"]]

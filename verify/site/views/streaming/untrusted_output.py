@@ -7,7 +7,8 @@ from verify.site import html
 
 
 def fragment_text(record):
-    return html.pre([job._text(record["data"])], "the text of the captured stream, shown as text", "untrusted-output")
+    return html.pre([job.streamed_text_of(record["data"])], "the text of the captured stream, shown as text",
+                    "untrusted-output")
 
 
 FRAGMENTS = {"text": fragment_text}

@@ -19,7 +19,7 @@ def fragment_spread(record):
     rows = []
     for key, label in (("with_n_terminal", "-N, in a terminal"), ("without_n_terminal", "no -N, in a terminal"),
                        ("with_n_pipe", "-N, into a pipe"), ("without_n_pipe", "no -N, into a pipe")):
-        rows.append([label, html.ms(job._median(d[key])), ", ".join(html.ms(x) for x in d[key])])
+        rows.append([label, html.ms(job.upper_median(d[key])), ", ".join(html.ms(x) for x in d[key])])
     return html.table(["curl output goes", "median spread (first to last data: line)", "every run"], rows)
 
 

@@ -13,7 +13,7 @@ def fragment_table(record):
     for name, case in record["data"]["cases"].items():
         a = case["answer"]
         rows.append([name, json.dumps(case["sent"]) if case["sent"] else "(no constraint)", a["status"],
-                     job._message(a)[:200] or "(an answer)"])
+                     job.error_message(a)[:200] or "(an answer)"])
     return html.table(["request", "fields sent", "HTTP status", "error.message"], rows)
 
 

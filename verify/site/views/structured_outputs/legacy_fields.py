@@ -9,7 +9,7 @@ from verify.site import html
 
 
 def _logged_constraint(log: dict) -> str:
-    m = re.search(r"structured_outputs=(None|StructuredOutputsParams\([^)]{0,60})", job._params(log))
+    m = re.search(r"structured_outputs=(None|StructuredOutputsParams\([^)]{0,60})", job.logged_params(log))
     return m.group(1) + ("...)" if m and m.group(1) != "None" else "") if m else "(not found)"
 
 

@@ -28,7 +28,7 @@ def fragment_stream(record):
 
 
 def fragment_deltas(record):
-    rows = [[i, json.dumps(tc)] for i, tc in enumerate(job._tool_deltas(record["data"]))]
+    rows = [[i, json.dumps(tc)] for i, tc in enumerate(job.tool_deltas(record["data"]))]
     return html.table(["delta", "choices[0].delta.tool_calls[0]"], rows)
 
 

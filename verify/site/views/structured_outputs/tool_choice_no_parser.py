@@ -14,7 +14,7 @@ def fragment_table(record):
     for name, a in d["cases"].items():
         choice = json.dumps(d["tool_choice"][name]) if name in d["tool_choice"] else "(left out)"
         content = (((a.get("body") or {}).get("choices") or [{}])[0].get("message") or {}).get("content") or ""
-        rows.append([choice, a["status"], job._message(a) or content[:160]])
+        rows.append([choice, a["status"], job.error_message(a) or content[:160]])
     return html.table(["tool_choice", "HTTP status", "error.message, or the answer's content"], rows)
 
 
