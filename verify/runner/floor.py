@@ -32,18 +32,42 @@ class Floor:
     missing: list[str] = field(default_factory=list)        # jobs without a committed record
     # article page -> seconds its jobs add to the floor
     by_article: dict[str, float] = field(default_factory=dict)
+    # article page -> {job: seconds it adds to the floor}
+    jobs_by_article: dict[str, dict[str, float]] = field(default_factory=dict)
 
     @property
     def seconds(self) -> float:
         return sum(self.starts.values()) + sum(self.alone.values()) + sum(self.other.values()) / 2
+
+    def over_budget(self) -> list[str]:
+        """What exceeds its budget (verify/config/budgets.py), one line each, naming the jobs."""
+        from verify.config import budgets
+        out = []
+        starts = sum(self.starts.values())
+        if starts > budgets.STARTS_S:
+            out.append(f"engine starts: {starts:.0f} s over their budget of {budgets.STARTS_S} s "
+                       f"({', '.join(f'{k} {v:.0f} s' for k, v in sorted(self.starts.items(), key=lambda kv: -kv[1]))})")
+        for page, seconds in sorted(self.by_article.items()):
+            budget = budgets.ARTICLES_S.get(page)
+            if budget is None or seconds > budget:
+                jobs = sorted(self.jobs_by_article[page].items(), key=lambda kv: -kv[1])
+                limit = "no budget" if budget is None else f"its budget of {budget} s"
+                out.append(f"{page}: {seconds:.0f} s over {limit} "
+                           f"({', '.join(f'{j} {s:.0f} s' for j, s in jobs)})")
+        return out
 
     def lines(self) -> list[str]:
         out = [f"floor of a full re-measure: {_minutes(self.seconds)} "
                f"(engine starts {sum(self.starts.values()):.0f} s for {len(self.starts)} configuration(s); "
                f"timing jobs alone {sum(self.alone.values()):.0f} s ({len(self.alone)} jobs); "
                f"other jobs {sum(self.other.values()):.0f} s ({len(self.other)} jobs), halved on two cores)"]
-        out.append("by article (the jobs' share of the floor, engine starts not included):")
-        out += [f"  {s:7.0f} s  {page}" for page, s in sorted(self.by_article.items(), key=lambda kv: -kv[1])]
+        from verify.config import budgets
+        out.append("by article (the jobs' share of the floor, engine starts not included; its budget):")
+        out += [f"  {s:7.0f} s  {page}  (budget {budgets.ARTICLES_S.get(page, 'none')} s)"
+                for page, s in sorted(self.by_article.items(), key=lambda kv: -kv[1])]
+        out.append(f"budgets (verify/config/budgets.py): {_minutes(budgets.total_s())} with engine starts "
+                   f"{budgets.STARTS_S} s; the goal is {_minutes(budgets.TARGET_S)}")
+        out += [f"over budget: {line}" for line in self.over_budget()]
         if self.missing:
             out.append(f"no committed record (not counted): {', '.join(self.missing)}")
         return out
@@ -86,5 +110,6 @@ def floor(profile: Profile, root=None) -> Floor:
         (out.alone if timing_claims(job) else out.other)[job.id] = own
         page = job.pages[0] if job.pages else "(no page)"
         out.by_article[page] = out.by_article.get(page, 0.0) + share
+        out.jobs_by_article.setdefault(page, {})[job.id] = share
     return out
 
