@@ -201,6 +201,19 @@ def status_table(rows: list[dict], profiles: list[str], prefix: str, page_link) 
             f'<th>stated on</th></tr></thead><tbody>{"".join(body)}</tbody></table></div>\n')
 
 
+def mutation_score(record: dict, href: str) -> str:
+    """One paragraph and the functions with the most surviving mutants, from tests/mutation.sh's record."""
+    survivors = "".join(f"<li><code>{text(name)}</code>: {int(n)}</li>"
+                        for name, n in list((record.get("survivors") or {}).items())[:8])
+    minutes = f", {int(record['duration_s']) // 60} min of mutation" if record.get("duration_s") else ""
+    return (f'\n<p class="verify-mutation">Mutation score of the verdict rules: '
+            f'<strong>{text(record["score_percent"])} %</strong> ({text(record["killed"])} of {text(record["tried"])} '
+            f'rule mutants killed by the rule tests), {text(record.get("tool", ""))} on commit '
+            f'<code>{text(str(record.get("commit") or "")[:12])}</code>, finished {text(record.get("finished", ""))}'
+            f'{minutes}. <a href="{href}">The run\'s record</a>.</p>\n'
+            + (f"<p>Most surviving mutants:</p><ul>{survivors}</ul>\n" if survivors else ""))
+
+
 # --- what changed between releases (the releases page)
 
 def changes_anchor(claim_id: str) -> str:

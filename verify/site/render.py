@@ -19,7 +19,7 @@ from typing import Callable
 
 from verify.errors import VerifyError
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES
-from verify.paths import DOCS, SNIPPETS
+from verify.paths import DOCS, EVIDENCE, MUTATION_RECORD, SNIPPETS
 from verify.registry import all_jobs, find_claim
 from verify.site import charts, html, views
 from verify.verdicts import agreement, release_prose, releases
@@ -148,6 +148,15 @@ def _status_table(prefix: str) -> str:
     return html.status_table(rows, [p for p in PROFILES if any(p in r["profiles"] for r in rows)], prefix, _page_link)
 
 
+def _mutation_score(prefix: str) -> str:
+    """The rules' mutation score as the last `bash tests/mutation.sh` recorded it (never typed)."""
+    import json
+    path = EVIDENCE / MUTATION_RECORD
+    if not path.is_file():
+        return '\n<p class="verify-none">No mutation run is on record.</p>\n'
+    return html.mutation_score(json.loads(path.read_text(encoding="utf-8")), f"{prefix}evidence/{MUTATION_RECORD}")
+
+
 def _release_changes(src: str, prefix: str, part: str) -> str:
     profiles = releases.release_profiles()
     if len(profiles) < 2:
@@ -218,6 +227,8 @@ def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) 
             out = _article_counts(src, *d.args)
         elif d.name == "status_table":
             out = _status_table(prefix)
+        elif d.name == "mutation_score":
+            out = _mutation_score(prefix)
         elif d.name == "release_changes":
             out = _release_changes(src, prefix, *d.args)
         elif d.name == "symptom":

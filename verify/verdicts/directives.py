@@ -8,6 +8,7 @@ A page writes, in its Markdown source:
     {{ page_summary() }}                               counts of verdicts on this page
     {{ article_counts("kv-cache.md") }}                 another page's claim count and newest evidence (home page)
     {{ status_table() }}                               every job (status page only)
+    {{ mutation_score() }}                             the rules' mutation score, from the last run's record
     {{ release_changes("claims") }}                    what changed between releases ("summary", "claims", "figures", "tolerances")
     {{ symptom("health-503") }}                        a symptom of the index, with the claims it leans on (verify/config/symptoms.py)
 
@@ -26,7 +27,8 @@ from verify.errors import VerifyError
 from verify.paths import DOCS
 
 DIRECTIVE = re.compile(r"\{\{\s*(?P<call>[a-z_]+\(.*?\))\s*\}\}")
-KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "release_changes", "symptom"}
+KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "mutation_score", "release_changes",
+         "symptom"}
 
 
 @dataclass(frozen=True)
