@@ -26,7 +26,8 @@ NOT_RULES = re.compile(r"(^collect$|^server_phase$|^run$|_job$|^fragment|_fragme
 LINE = re.compile(r"^\s*(?P<module>[\w.]+)\.x_(?P<function>\w+?)__mutmut_\d+: (?P<status>[\w ]+)$")
 
 
-def main(path: str, record: str | None = None, commit: str | None = None, seconds: int | None = None) -> int:
+def main(path: str, record: str | None = None, commit: str | None = None, seconds: int | None = None,
+         note: str | None = None) -> int:
     rules, others, survivors = Counter(), Counter(), Counter()
     for line in open(path, encoding="utf-8"):
         m = LINE.match(line.rstrip("\n"))
@@ -54,6 +55,7 @@ def main(path: str, record: str | None = None, commit: str | None = None, second
             "finished": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
             "duration_s": seconds,
             "tool": "mutmut 3.8.1",
+            **({"note": note} if note else {}),
             "killed": killed,
             "tried": tried,
             "score_percent": round(100 * killed / tried, 1),
@@ -70,5 +72,6 @@ if __name__ == "__main__":
     parser.add_argument("--record", help="write the run's record here (JSON)")
     parser.add_argument("--commit", help="the commit the run mutated")
     parser.add_argument("--seconds", type=int, help="how long mutmut ran")
+    parser.add_argument("--note", help="how the results were made, when not by one full run")
     args = parser.parse_args()
-    sys.exit(main(args.results, args.record, args.commit, args.seconds))
+    sys.exit(main(args.results, args.record, args.commit, args.seconds, args.note))

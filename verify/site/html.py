@@ -210,7 +210,8 @@ def mutation_score(record: dict, href: str) -> str:
             f'<strong>{text(record["score_percent"])} %</strong> ({text(record["killed"])} of {text(record["tried"])} '
             f'rule mutants killed by the rule tests), {text(record.get("tool", ""))} on commit '
             f'<code>{text(str(record.get("commit") or "")[:12])}</code>, finished {text(record.get("finished", ""))}'
-            f'{minutes}. <a href="{href}">The run\'s record</a>.</p>\n'
+            f'{minutes}{"; " + text(record["note"]) if record.get("note") else ""}. '
+            f'<a href="{href}">The run\'s record</a>.</p>\n'
             + (f"<p>Most surviving mutants:</p><ul>{survivors}</ul>\n" if survivors else ""))
 
 
