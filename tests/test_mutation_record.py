@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from verify.paths import EVIDENCE, MUTATION_RECORD, ROOT
+from verify.paths import EVIDENCE, ROOT
 from verify.site import render
+from verify.site.render import MUTATION_RECORD
 
 SCORE = ROOT / "tests" / "mutation_score.py"
 

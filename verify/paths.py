@@ -8,5 +8,3 @@ SNIPPETS = ROOT / "snippets"
 # Evidence is published with the site at stable URLs: /evidence/<job>/<profile>.json
 EVIDENCE = DOCS / "evidence"
 JOBS = ROOT / "verify" / "jobs"
-# The rules' mutation score, written by tests/mutation.sh, shown on the status page.
-MUTATION_RECORD = "mutation-score.json"

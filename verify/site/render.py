@@ -19,7 +19,7 @@ from typing import Callable
 
 from verify.errors import VerifyError
 from verify.config.profiles import DEFAULT_PROFILE, PROFILES
-from verify.paths import DOCS, EVIDENCE, MUTATION_RECORD, SNIPPETS
+from verify.paths import DOCS, EVIDENCE, SNIPPETS
 from verify.registry import all_jobs, find_claim
 from verify.site import charts, html, views
 from verify.verdicts import agreement, release_prose, releases
@@ -146,6 +146,10 @@ def _status_table(prefix: str) -> str:
     rows = status_rows()
     # A column per profile jobs name (the releases between live on the claim boxes and the releases page).
     return html.status_table(rows, [p for p in PROFILES if any(p in r["profiles"] for r in rows)], prefix, _page_link)
+
+
+# The rules' mutation score, written by tests/mutation.sh into docs/evidence/, shown on the status page.
+MUTATION_RECORD = "mutation-score.json"
 
 
 def _mutation_score(prefix: str) -> str:
