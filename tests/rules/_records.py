@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from typing import Callable
 
 import pytest
@@ -95,3 +96,15 @@ def decide_edited(claim_id: str, edit: Edit | None, profile: str = "cpu") -> dic
     if edit is not None:
         edit(data)
     return decide(job_id, claim, data)
+
+
+def exactly(f, target: float, x: float) -> float:
+    """The float nearest x at which f gives target to the last bit (f monotone, a few ulps from x): an edit that
+    lands exactly on a rule's threshold, where the rule's own arithmetic is equality."""
+    up = down = x
+    for _ in range(256):
+        for c in (up, down):
+            if f(c) == target:
+                return c
+        up, down = math.nextafter(up, math.inf), math.nextafter(down, -math.inf)
+    raise AssertionError(f"no float near {x} gives exactly {target}")

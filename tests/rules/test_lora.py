@@ -331,7 +331,7 @@ def test_a_trial_tells_one_from_both_only_with_the_pair_100_ms_apart(profile, ap
     v = decide(MAX_LORAS, "two-at-a-time", data)
     assert v["verdict"] == verdict, v
     if verdict == "inconclusive":
-        assert f"only 1 trial(s) had the pair finish more than 100 ms apart" in v["because"]
+        assert "only 1 trial(s) had the pair finish more than 100 ms apart" in v["because"]
         assert f"({TELLING_TRIALS} needed)" in v["because"]
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
-from tests.rules._records import cases, check, decide_edited, every_verdict, record, row
+from tests.rules._records import PROFILES, cases, check, decide, decide_edited, every_verdict, exactly, record, row
+from verify.jobs.offline import offline_vs_server
 
 # --- offline-chat -------------------------------------------------------------------------------------
 
@@ -142,3 +145,177 @@ def test_a_failed_capture_makes_every_claim_of_the_job_inconclusive(job_id, edit
     data = record(job_id)
     edit(data)
     assert every_verdict(job_id, data) == {"inconclusive"}
+
+
+# --- offline-vs-server at its thresholds: the stopping rule, the server's cap, start-up --------------------------
+
+
+def _server_throughputs(data: dict) -> list[float]:
+    return [offline_vs_server.throughput(t, data) for t in data["server"]["trials"]]
+
+
+def _offline_at(data: dict, rate: float) -> None:
+    """Every offline trial re-timed to `rate` tokens/s, to the last bit."""
+    seconds = exactly(lambda s: offline_vs_server.throughput({"seconds": s}, data), rate,
+                       data["prompts"] * data["max_tokens"] / rate)
+    for trial in data["offline"]["trials"]:
+        trial["seconds"] = seconds
+
+
+EDGE = 1 - offline_vs_server.THROUGHPUT_TOLERANCE
+
+
+def offline_exactly_at_the_tolerance_below_the_fastest_server_trial(data: dict) -> None:
+    """The offline trials re-timed to exactly 90 % of the fastest server trial's throughput: no third server
+    trial can lift the server's median above that, so "at least matches (within 10 %)" holds already."""
+    _offline_at(data, max(_server_throughputs(data)) * EDGE)
+
+
+def offline_between_the_tolerances_of_the_two_server_trials(data: dict) -> None:
+    """The offline trials re-timed to the middle of 90 % of the two server trials' throughputs: a third server
+    trial decides whether the offline median is within 10 % of the server's."""
+    low, high = sorted(_server_throughputs(data))
+    _offline_at(data, (low + high) / 2 * EDGE)
+
+
+def offline_exactly_at_the_tolerance_below_the_slowest_server_trial(data: dict) -> None:
+    """The offline trials re-timed to exactly 90 % of the slowest server trial's throughput: a third server trial
+    as slow would keep it within 10 %, so the verdict is still open."""
+    _offline_at(data, min(_server_throughputs(data)) * EDGE)
+
+
+def offline_just_under_the_tolerance_below_the_slowest_server_trial(data: dict) -> None:
+    """One bit under 90 % of the slowest server trial's throughput: no third server trial can save it."""
+    _offline_at(data, math.nextafter(min(_server_throughputs(data)) * EDGE, 0))
+
+
+# Each edit of the committed cpu record (three offline trials and two server trials, which settled it) and what
+# the stopping rule says of the throughput claim: open, holds or fails.
+THROUGHPUT_SIDES = [
+    (None, "holds"),
+    (offline_twice_as_slow, "fails"),
+    (offline_exactly_at_the_tolerance_below_the_fastest_server_trial, "holds"),
+    (offline_between_the_tolerances_of_the_two_server_trials, "open"),
+    (offline_exactly_at_the_tolerance_below_the_slowest_server_trial, "open"),
+    (offline_just_under_the_tolerance_below_the_slowest_server_trial, "fails"),
+]
+
+
+@pytest.mark.parametrize("edit, side", THROUGHPUT_SIDES, ids=[e.__name__ if e else "as-recorded" for e, _ in THROUGHPUT_SIDES])
+def test_server_trials_stop_only_where_a_third_could_not_change_the_verdict(edit, side):
+    data = record("offline-vs-server")
+    if edit is not None:
+        edit(data)
+    stop = offline_vs_server.settled(data)
+    assert stop["trials"] == 2 and stop["max_trials"] == offline_vs_server.TRIALS, stop
+    assert stop["settled"] == (side != "open"), stop
+    assert stop["why"].endswith(f" tokens/s: {side}"), stop
+    v = decide("offline-vs-server", "throughput", data)
+    assert v["verdict"] == {"open": "inconclusive", "holds": "confirmed", "fails": "refuted"}[side], v
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_one_server_trial_bounds_no_median(profile):
+    """One server trial of up to three: the other two could put the median anywhere."""
+    data = record("offline-vs-server", profile)
+    data["server"]["trials"] = data["server"]["trials"][:1]
+    assert offline_vs_server.settled(data) == {"trials": 1, "max_trials": 3, "settled": False,
+                                               "why": "too few trials to bound a median"}
+
+
+def _peaks(**peaks):
+    def edit(data: dict) -> None:
+        for trial in data["server"]["trials"]:
+            trial.update(peaks)
+    return edit
+
+
+def no_request_ran(data: dict) -> None:
+    """A server whose /metrics never showed a request running: no KV-cache use per request to scale."""
+    _peaks(peak_running=0.0)(data)
+
+
+def one_request_ran_in_a_small_cache_share(data: dict) -> None:
+    """At most one request running at once, with 0.5 % of the KV cache: all 160 would take 80 %, so the cap
+    is the sequence limit."""
+    _peaks(peak_running=1.0, peak_kv_usage=0.005)(data)
+
+
+def batch_would_fill_the_kv_cache_exactly(data: dict) -> None:
+    """Peak KV-cache use 80 % with 128 running: all 160 would take exactly 100 %, which is not under it."""
+    _peaks(peak_kv_usage=0.8)(data)
+    assert 0.8 * data["prompts"] / 128.0 == 1.0
+
+
+def batch_would_just_fit_the_kv_cache(data: dict) -> None:
+    """Peak KV-cache use 79 % with 128 running: all 160 would take under 100 %."""
+    _peaks(peak_kv_usage=0.79)(data)
+
+
+def whole_batch_running_at_one_peak(data: dict) -> None:
+    """One trial's peak ran all 160 at once (the other still made 32 wait): the server did not cap the batch."""
+    data["server"]["trials"][0]["peak_running"] = float(data["prompts"])
+
+
+def nothing_waited(data: dict) -> None:
+    """No request ever waited: nothing shows a cap."""
+    _peaks(peak_waiting=0.0)(data)
+
+
+def one_request_waited(data: dict) -> None:
+    """The least wait there is: one request queued."""
+    _peaks(peak_waiting=1.0)(data)
+
+
+def offline_start_exactly_a_quarter_sooner(data: dict) -> None:
+    """The offline start at exactly 75 % of the fastest server start: 25 % sooner, not above it."""
+    fastest = min(data["server"]["starts_s"])
+    data["offline"]["starts_s"] = [exactly(lambda s: 1 - s / fastest, offline_vs_server.STARTS_SOONER_BY,
+                                            fastest * 0.75)]
+
+
+def _server_starts(n: int):
+    def edit(data: dict) -> None:
+        data["server"]["starts"] = data["server"]["starts"][:n]
+        data["server"]["starts_s"] = data["server"]["starts_s"][:n]
+    return edit
+
+
+def one_server_start(data: dict) -> None:
+    """A run that timed one server start (its first) before this job."""
+    _server_starts(1)(data)
+
+
+def two_server_starts(data: dict) -> None:
+    """A run that timed two server starts (its first two) before this job."""
+    _server_starts(2)(data)
+
+
+def server_start_not_timed(data: dict) -> None:
+    """A run with no server start timed from a fresh process before this job."""
+    _server_starts(0)(data)
+
+
+CAP, STARTS = "offline-vs-server.server-caps-running", "offline-vs-server.starts-sooner"
+EDGES = [
+    row(CAP, no_request_ran, "refuted", contains="would take about 11315%)"),
+    row(CAP, one_request_ran_in_a_small_cache_share, "confirmed", contains="would take about 80%)"),
+    row(CAP, batch_would_fill_the_kv_cache_exactly, "refuted", contains="would take about 100%)"),
+    row(CAP, batch_would_just_fit_the_kv_cache, "confirmed"),
+    row(CAP, whole_batch_running_at_one_peak, "refuted"),
+    row(CAP, nothing_waited, "refuted"),
+    row(CAP, one_request_waited, "confirmed"),
+    row(STARTS, offline_start_not_timed, "inconclusive",
+        because="the run timed 0 offline and 3 server start(s) from a fresh process; both are needed"),
+    row(STARTS, server_start_not_timed, "inconclusive",
+        because="the run timed 1 offline and 0 server start(s) from a fresh process; both are needed"),
+    row(STARTS, offline_start_exactly_a_quarter_sooner, "refuted", contains="+25% against the fastest"),
+    row(STARTS, None, "refuted", contains="(3 starts: server variant max-num-seqs-4, "),
+    row(STARTS, one_server_start, "refuted", contains="s (1 start: server variant max-num-seqs-4)"),
+    row(STARTS, two_server_starts, "refuted", contains="s (2 starts: server variant max-num-seqs-4, "),
+]
+
+
+@pytest.mark.parametrize("profile, claim_id, edit, expected, reason", cases(EDGES))
+def test_an_edit_to_a_threshold_gives_the_verdict(profile, claim_id, edit, expected, reason):
+    check(decide_edited(claim_id, edit, profile), expected, **reason)
