@@ -101,6 +101,13 @@ def cmd_status(args) -> int:
     return 0
 
 
+def cmd_review(args) -> int:
+    from verify.verdicts.review import review
+    print("\n\n".join(review(c, args.profile, args.evidence_dir, keep=None if args.full else 3)
+                       for c in args.claims))
+    return 0
+
+
 def cmd_pages(args) -> int:
     from verify.site.pages import regenerate_pages
     written = regenerate_pages()
@@ -224,6 +231,15 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true")
     s.add_argument("--evidence-dir", type=Path, help="where records are read (default: docs/evidence)")
     s.set_defaults(func=cmd_status)
+
+    s = sub.add_parser("review", help="print what the page says of a claim and its record's raw data, without the "
+                                      "rule or its verdict: for a read against the record alone")
+    s.add_argument("claims", nargs="+", metavar="CLAIM")
+    s.add_argument("--profile", **prof)
+    s.add_argument("--evidence-dir", type=Path, help="where records are read (default: docs/evidence)")
+    s.add_argument("--full", action="store_true", help="print the whole section and every item of the record's data "
+                        "(default: a long list shows its first and last three items)")
+    s.set_defaults(func=cmd_review)
 
     s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence")
     s.set_defaults(func=cmd_pages)
