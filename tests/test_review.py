@@ -65,10 +65,20 @@ def test_long_lists_are_cut_with_a_note_unless_full():
     job, _ = find_claim(CLAIM)
     lines = Record.load(job.id, "cpu").data["broken"]["lines"]
     cut = review(CLAIM, "cpu")
-    assert f"... {len(lines) - 6} more items; --full prints them all ..." in cut
+    assert f"... {len(lines) - 16} more items; --full prints them all ..." in cut
     full = review(CLAIM, "cpu", keep=None)
     middle = json.dumps(lines[len(lines) // 2]["line"], ensure_ascii=False)
     assert "more items" not in full and middle in full and middle not in cut
+
+
+def test_a_series_of_numbers_stays_whole_on_one_line_up_to_sixty():
+    from verify.verdicts.review import _data_lines
+    short, long = list(range(60)), list(range(100))
+    lines = _data_lines({"short": short, "long": long}, keep=8)
+    assert f' "short": {json.dumps(short)},' in lines
+    shown = json.loads(next(ln for ln in lines if ln.startswith(' "long"')).split(": ", 1)[1])
+    assert shown[:20] == long[:20] and shown[-20:] == long[-20:] and shown[20] == "... 60 more items; --full prints them all ..."
+    assert json.loads("\n".join(_data_lines({"long": long}, keep=None))) == {"long": long}
 
 
 @pytest.mark.parametrize("argv, message", [

@@ -103,7 +103,7 @@ def cmd_status(args) -> int:
 
 def cmd_review(args) -> int:
     from verify.verdicts.review import review
-    print("\n\n".join(review(c, args.profile, args.evidence_dir, keep=None if args.full else 3)
+    print("\n\n".join(review(c, args.profile, args.evidence_dir, keep=None if args.full else 8)
                        for c in args.claims))
     return 0
 
@@ -238,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--profile", **prof)
     s.add_argument("--evidence-dir", type=Path, help="where records are read (default: docs/evidence)")
     s.add_argument("--full", action="store_true", help="print the whole section and every item of the record's data "
-                        "(default: a long list shows its first and last three items)")
+                        "(default: a list of numbers longer than 60 shows its first and last 20, a longer list of "
+                        "records its first and last eight)")
     s.set_defaults(func=cmd_review)
 
     s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence")

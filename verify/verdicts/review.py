@@ -44,29 +44,55 @@ def _as_read(lines: list[str], texts: dict[str, str]) -> list[str]:
             for ln in lines]
 
 
+_SCALARS_WHOLE = 60   # a list of numbers this long fits on a few lines: shown whole, every value a reader may need
+_SCALARS_KEPT = 20
+
+
+def _is_scalar_list(value) -> bool:
+    return isinstance(value, list) and all(not isinstance(v, (dict, list)) for v in value)
+
+
 def _trimmed(value, keep: int):
-    """value with every list longer than 2*keep cut to its first and last `keep` items and a note between:
-    every key stays visible, and a long transcript does not bury the rest."""
+    """value with every list of records longer than 2*keep cut to its first and last `keep` items and a note
+    between, and every list of plain values longer than _SCALARS_WHOLE cut to its first and last
+    _SCALARS_KEPT: every key stays visible, and a long transcript does not bury the rest."""
     if isinstance(value, dict):
         return {k: _trimmed(v, keep) for k, v in value.items()}
     if isinstance(value, list):
-        if len(value) > 2 * keep + 1:
-            return ([_trimmed(v, keep) for v in value[:keep]]
-                    + [f"... {len(value) - 2 * keep} more items; --full prints them all ..."]
-                    + [_trimmed(v, keep) for v in value[-keep:]])
+        head = _SCALARS_KEPT if _is_scalar_list(value) else keep
+        if len(value) > (_SCALARS_WHOLE if _is_scalar_list(value) else 2 * keep + 1):
+            return ([_trimmed(v, keep) for v in value[:head]]
+                    + [f"... {len(value) - 2 * head} more items; --full prints them all ..."]
+                    + [_trimmed(v, keep) for v in value[-head:]])
         return [_trimmed(v, keep) for v in value]
     return value
 
 
+def _inline_scalar_lists(value, inline: list[str]):
+    # A list of plain values goes on one line (json.dumps would give each its own): a series stays readable.
+    if isinstance(value, dict):
+        return {k: _inline_scalar_lists(v, inline) for k, v in value.items()}
+    if isinstance(value, list):
+        if value and _is_scalar_list(value):
+            inline.append(json.dumps(value, ensure_ascii=False))
+            return f"\x00{len(inline) - 1}\x00"
+        return [_inline_scalar_lists(v, inline) for v in value]
+    return value
+
+
 def _data_lines(data: dict, keep: int | None) -> list[str]:
-    return json.dumps(data if keep is None else _trimmed(data, keep), indent=1, ensure_ascii=False).splitlines()
+    inline: list[str] = []
+    shaped = _inline_scalar_lists(data if keep is None else _trimmed(data, keep), inline)
+    text = json.dumps(shaped, indent=1, ensure_ascii=False)
+    text = re.sub(r'"\\u0000(\d+)\\u0000"', lambda m: inline[int(m.group(1))], text)
+    return text.splitlines()
 
 
 def _shown(path: Path) -> str:
     return path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else path.as_posix()
 
 
-def review(claim_id: str, profile: str, evidence_root: Path | None = None, keep: int | None = 3,
+def review(claim_id: str, profile: str, evidence_root: Path | None = None, keep: int | None = 8,
            docs: Path = DOCS) -> str:
     """The blind-read packet of one claim on one profile, as text."""
     job, claim = find_claim(claim_id)
@@ -85,7 +111,9 @@ def review(claim_id: str, profile: str, evidence_root: Path | None = None, keep:
         out += ["    " + ln for ln in _as_read(lines, texts)] + [""]
     out += [f"The claim box says: \"{claim.text}\"", ""]
     out += [f"The record: {_shown(record.path)} ({'; '.join(p for p in record.origin_parts() if p)})",
-            f"What the job asked: {record.raw.get('question', '')}", "Its raw data:", ""]
+            f"What the job asked: {record.raw.get('question', '')}", "Its raw data" + ("" if keep is None else
+                                  " (long lists trimmed where marked; if the deciding values may be in the cut, "
+                                  "run again with --full)") + ":", ""]
     out += ["    " + ln for ln in _data_lines(record.data, keep)] + [""]
     out += ["Write down what you conclude from these alone: does the record show the sentence, show its opposite,",
             "or not tell? Then compare with the rule's verdict (`verify status`, or the claim box on the built page)",
