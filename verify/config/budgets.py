@@ -28,7 +28,7 @@ ARTICLES_S: dict[str, int] = {
     "health.md": 80,
     "sampling.md": 80,
     "lifecycle.md": 70,
-    "cost.md": 50,
+    "cost.md": 60,
     "openai-server.md": 20,
     "index.md": 10,
 }
