@@ -248,11 +248,17 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
             phases = [j for j in phased if j.id in offline_parts] if group == DEFAULT_GROUP else []
             _run_server_group(group_jobs, profile, server_url, port, mfacts, evidence_root, log, progress, eta,
                               phases, offline_parts)
-    for line in log.summary(time.monotonic() - t_run):
+    wall_s = time.monotonic() - t_run
+    for line in log.summary(wall_s):
         progress(line)
     if run_all and not ids:  # the run's wall time beside the least the jobs' own work needs
         from verify.runner.floor import floor
         progress(floor(profile, evidence_root).lines()[0] + " (verify floor explains it)")
+        if not log.failures and evidence_root is None and server_url is None:
+            path = _record_full_run(todo, sampled, profile, log, wall_s)
+            from verify.paths import ROOT
+            shown = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
+            progress(f"the run's record: {shown} (shown on the status page)")
     disagreements = _sample_disagreements(sampled, profile, evidence_root, sample_root, log, progress) \
         if sampled else []
     if sample:
@@ -263,6 +269,15 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
                           + (f"; the live sample disagrees with the committed records: {'; '.join(disagreements)}"
                              if disagreements else ""))
     return 0
+
+
+def _record_full_run(todo: list[Job], sampled: list[Job], profile: Profile, log: RunLog, wall_s: float) -> Path:
+    """The record of a full re-measure into the site's evidence: the figures its summary printed."""
+    from verify.evidence.run_record import write_run_record
+    measured = [j for j in todo if j not in sampled]
+    record = Record.load(measured[0].id, profile.name) if measured else None
+    return write_run_record(profile.name, record.engine_version if record else None, len(measured),
+                            len(log.starts), log.split(wall_s), log.changes)
 
 
 def what_rests_on_records(profile: Profile, evidence_root, log: RunLog) -> list[str]:

@@ -215,6 +215,30 @@ def mutation_score(record: dict, href: str) -> str:
             + (f"<p>Most surviving mutants:</p><ul>{survivors}</ul>\n" if survivors else ""))
 
 
+def _min_s(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m} min {s:02d} s" if m else f"{s} s"
+
+
+def full_run(record: dict, target_s: int, href: str) -> str:
+    """One paragraph from the record of the last `verify run --all`: its wall time split, beside the goal."""
+    split = record.get("split_s") or {}
+    parts = ", ".join(f"{text(k)} {_min_s(v)}" for k, v in split.items())
+    changed = record.get("verdicts_changed") or []
+    hw = record.get("hardware") or {}
+    commit = str((record.get("git") or {}).get("commit") or "")[:12]
+    return (f'\n<p class="verify-full-run">The last full re-measure on the {text(record.get("profile"))} profile '
+            f'(vLLM {text(record.get("engine_version"))}, {text(hw.get("cpu"))}, {text(hw.get("cores"))} cores; '
+            f'commit <code>{text(commit)}</code>, finished {text(record.get("finished"))}): '
+            f'{text(record.get("jobs"))} jobs in {text(record.get("engine_starts"))} engine starts took '
+            f'<strong>{_min_s(record["wall_s"])}</strong> against a goal of {_min_s(target_s)}: {parts}. '
+            f'A job was running {round(100 * record["engine_busy_fraction"])} % of the time an engine was up (the rest: '
+            f'starts finished, nothing in flight). Verdicts changed against the records it replaced: '
+            + (", ".join(f"<code>{text(c['claim'])}</code> {text(c['before'])} to {text(c['now'])}" for c in changed)
+               if changed else "none")
+            + f'. <a href="{href}">The run\'s record</a>.</p>\n')
+
+
 # --- what changed between releases (the releases page)
 
 def changes_anchor(claim_id: str) -> str:

@@ -161,6 +161,17 @@ def _mutation_score(prefix: str) -> str:
     return html.mutation_score(json.loads(path.read_text(encoding="utf-8")), f"{prefix}evidence/{MUTATION_RECORD}")
 
 
+def _full_run(prefix: str) -> str:
+    """Where the last full re-measure's wall time went, as `verify run --all` recorded it (never typed)."""
+    from verify.config.budgets import TARGET_S
+    from verify.config.profiles import DEFAULT_PROFILE
+    from verify.evidence.run_record import load_run_record, run_record_name
+    record = load_run_record(DEFAULT_PROFILE, EVIDENCE)
+    if record is None:
+        return '\n<p class="verify-none">No full re-measure is on record.</p>\n'
+    return html.full_run(record, TARGET_S, f"{prefix}evidence/{run_record_name(DEFAULT_PROFILE)}")
+
+
 def _release_changes(src: str, prefix: str, part: str) -> str:
     profiles = releases.release_profiles()
     if len(profiles) < 2:
@@ -233,6 +244,8 @@ def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) 
             out = _status_table(prefix)
         elif d.name == "mutation_score":
             out = _mutation_score(prefix)
+        elif d.name == "full_run":
+            out = _full_run(prefix)
         elif d.name == "release_changes":
             out = _release_changes(src, prefix, *d.args)
         elif d.name == "symptom":

@@ -9,6 +9,7 @@ A page writes, in its Markdown source:
     {{ article_counts("kv-cache.md") }}                 another page's claim count and newest evidence (home page)
     {{ status_table() }}                               every job (status page only)
     {{ mutation_score() }}                             the rules' mutation score, from the last run's record
+    {{ full_run() }}                                   where the last full re-measure's time went, from its record
     {{ release_changes("claims") }}                    what changed between releases ("summary", "claims", "figures", "tolerances")
     {{ symptom("health-503") }}                        a symptom of the index, with the claims it leans on (verify/config/symptoms.py)
 
@@ -27,7 +28,7 @@ from verify.errors import VerifyError
 from verify.paths import DOCS
 
 DIRECTIVE = re.compile(r"\{\{\s*(?P<call>[a-z_]+\(.*?\))\s*\}\}")
-KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "mutation_score", "release_changes",
+KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "mutation_score", "full_run", "release_changes",
          "symptom"}
 
 
