@@ -123,8 +123,7 @@ def last_first_token_late(d):
     from verify.jobs.overload.queue_grows import request_timings
     last = request_timings(d)[-1]
     for r in d["requests"]:
-        first = [x["t"] for x in r["lines"] if x["line"].startswith("data: ")]
-        if first and abs(first[-1] - last["e2e"]) < 1e-9:
+        if request_timings({"requests": [r]})[0]["ttft"] == last["ttft"]:
             for x in r["lines"]:
                 x["t"] = round(x["t"] + 0.5 * last["ttft"], 4)
 

@@ -326,8 +326,12 @@ def test_small_beside_engine_fails_on_one_batch_at_its_share(nudge, expected):
     # "At most": the worst batch decides, and a share exactly at the threshold is not small.
     job = api_server_cpu
     data = record("api-server-cpu")
-    c = job.cpu_per_token_ms(data["batches"][-1])
-    _scale_api_cpu(data["batches"][-1], job.SMALL_SHARE * c["engine"] / c["api"] * nudge)
+    batch = data["batches"][-1]
+    c = job.cpu_per_token_ms(batch)
+    # The API server's CPU per token before rounding: a small reading rounded to 1 us moves by more than the nudge.
+    start = {p["pid"]: p["cpu_s"] for p in batch["before"]}.get(batch["after"][0]["pid"], 0.0)
+    api = (batch["after"][0]["cpu_s"] - start) / batch["generated_tokens"] * 1000
+    _scale_api_cpu(batch, job.SMALL_SHARE * c["engine"] / api * nudge)
     verdict = decide("api-server-cpu", "small-beside-engine", data)
     assert verdict["verdict"] == expected
     if expected == "refuted":
