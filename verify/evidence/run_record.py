@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from verify.evidence.provenance import git_commit, hardware, utc_now
 from verify.evidence.store import write_atomic
 from verify.paths import EVIDENCE
 
@@ -25,6 +24,8 @@ def write_run_record(profile: str, engine_version: str | None, jobs: int, engine
                      split: dict[str, float], changes: list[tuple[str, str, str]],
                      root: Path | None = None) -> Path:
     """Write the run's record atomically and return its path."""
+    # Imported here: the site reads this record with only the docs extra installed (no httpx).
+    from verify.evidence.provenance import git_commit, hardware, utc_now
     record = {
         "generated": GENERATED_NOTE,
         "profile": profile,
