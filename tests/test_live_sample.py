@@ -124,7 +124,9 @@ def test_the_split_of_a_runs_wall_time_adds_up():
     log = runner.RunLog()
     log.start("server variant default", "server", 30.0, "launch to healthy")
     log.engines_up.append(("server variant default", 100.0, 200.0))
-    log.spans += [("a", 100.0, 140.0, False), ("b", 150.0, 160.0, True), ("c", 155.0, 170.0, True)]
+    default = "server variant default"
+    log.spans += [("a", 100.0, 140.0, False, default), ("b", 150.0, 160.0, True, default),
+                  ("c", 155.0, 170.0, True, default)]
     split = log.split(wall_s=150.0)
     assert split["jobs alone"] == 40.0 and split["jobs sharing the engine"] == 20.0
     assert split["engine idle"] == 40.0  # 100 s up, 60 s of it with a job in flight
@@ -132,3 +134,26 @@ def test_the_split_of_a_runs_wall_time_adds_up():
     assert split["other"] == pytest.approx(150.0 - 30.0 - 40.0 - 20.0 - 40.0)
     lines = "\n".join(log.summary(150.0))
     assert "engine idle 40.0 s" in lines and "60 %" in lines and "floor" not in lines
+
+
+def test_time_with_two_engines_up_counts_once_in_the_split():
+    # The default server up 100-200 s; a second engine launched at 110 s, up 120-170 s (its start 10 s, beside);
+    # jobs: one alone on the default server 100-110, one on each engine inside the window, one alone 175-195.
+    log = runner.RunLog()
+    log.start("server variant default", "server", 30.0, "launch to healthy")
+    log.start("server variant lora-max-2", "server", 10.0, "launch to healthy", beside=True)
+    log.engines_up += [("server variant default", 100.0, 200.0), ("server variant lora-max-2", 120.0, 170.0)]
+    log.spans += [("a", 100.0, 110.0, False, "server variant default"),
+                  ("b", 110.0, 160.0, False, "server variant default"),
+                  ("c", 125.0, 165.0, False, "server variant lora-max-2"),
+                  ("d", 175.0, 195.0, False, "server variant default")]
+    log.beside.append((110.0, 170.0))  # from the second engine's launch to its stop
+    split = log.split(wall_s=150.0)
+    assert split["two engines at once"] == 60.0
+    assert split["engine starts"] == 30.0  # the second engine's start is inside the window
+    assert split["jobs alone"] == 10.0 + 20.0  # a's and d's parts outside the window
+    assert split["engine idle"] == 5.0 + 5.0  # 170-175 and 195-200 on the default server
+    # Busy: default 10 + 50 + 20 of its 100 s, the second engine 40 of its 50 s.
+    assert split["engine busy fraction"] == pytest.approx(120.0 / 150.0)
+    assert split["other"] == pytest.approx(150.0 - 30.0 - 60.0 - 30.0 - 10.0)
+    assert [s["name"] for s in log.quiet_starts()] == ["server variant default"]

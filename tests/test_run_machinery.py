@@ -9,6 +9,7 @@ server output.
 from __future__ import annotations
 
 import contextlib
+import os
 import copy
 import json
 
@@ -24,6 +25,7 @@ from verify.config.profiles import PROFILES, VARIANTS, get_profile
 from verify.paths import SNIPPETS
 from verify.registry import all_jobs
 from verify import runner
+from verify.config.timing import TIMING_CLAIMS
 
 CPU = get_profile("cpu")
 
@@ -53,9 +55,11 @@ def _run_on_fake_servers(monkeypatch, tmp_path, jobs: list[Job], progress=lambda
     starts = []
 
     @contextlib.contextmanager
-    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
+    def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default", run_env=None):
         starts.append(variant)
-        yield _FakeServer(variant)
+        server = _FakeServer(variant)
+        server.run_env = run_env
+        yield server
 
     monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: jobs)
     monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
@@ -68,10 +72,12 @@ def test_a_run_starts_each_variant_once_whatever_the_job_order(tmp_path, monkeyp
     jobs = [_fake_job("a-default", _one_capture), _fake_job("b-queue", _one_capture, "max-num-seqs-1"),
             _fake_job("c-default", _one_capture), _fake_job("d-queue", _one_capture, "max-num-seqs-1"),
             _fake_job("e-nolog", _one_capture, "no-request-log")]
+    monkeypatch.setitem(TIMING_CLAIMS, "b-queue", ("b-queue.ok",))
     printed = []
     starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs, printed.append)
-    # Other variants first, the default server last (a server phase then sees every start).
-    assert starts == ["max-num-seqs-1", "no-request-log", "default"]
+    # Variants with a timing job first, then the default server (a server phase then sees every start);
+    # a variant whose jobs judge no timing runs on a second engine beside the default server's.
+    assert starts == ["max-num-seqs-1", "default", "no-request-log"]
     summary = "\n".join(printed)
     assert "engine starts:" in summary and "server variant max-num-seqs-1" in summary
     # Progress: jobs done of total, and a time left estimated from earlier records.
@@ -427,3 +433,41 @@ def test_a_job_that_needs_a_fresh_server_runs_first_on_the_default_start(tmp_pat
         record = store.load(job.id, "cpu", tmp_path)
         assert record["provenance"]["engine"]["variant"] == job.variant  # its hashed input stays its own
         assert record["provenance"]["server"] == {"variant": "default"} and record["provenance"]["proxies"] == {}
+
+
+def test_jobs_that_judge_no_timing_run_on_two_engines_and_timing_jobs_after_both(tmp_path, monkeypatch):
+    import time
+    spans: dict[str, tuple[float, float]] = {}
+
+    def timed(job_id, seconds=0.0):
+        def collect(ctx):
+            t0 = time.monotonic()
+            time.sleep(seconds)
+            spans[job_id] = (t0, time.monotonic())
+            return _one_capture(ctx)
+        return collect
+    jobs = [_fake_job("a-untimed", timed("a-untimed", 0.3)), _fake_job("b-timed", timed("b-timed")),
+            _fake_job("c-lora", timed("c-lora", 0.3), "lora-max-2"),
+            _fake_job("d-queue", timed("d-queue"), "max-num-seqs-1")]
+    monkeypatch.setitem(TIMING_CLAIMS, "b-timed", ("b-timed.ok",))
+    monkeypatch.setitem(TIMING_CLAIMS, "d-queue", ("d-queue.ok",))
+    starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs)
+    assert starts == ["max-num-seqs-1", "default", "lora-max-2"]
+    # The two untimed jobs overlapped, on two engines; the timing job on the default server came after both.
+    (a0, a1), (c0, c1), (b0, _) = spans["a-untimed"], spans["c-lora"], spans["b-timed"]
+    assert a0 < c1 and c0 < a1
+    assert b0 >= max(a1, c1)
+    lane = store.load("c-lora", "cpu", tmp_path)["provenance"]
+    assert lane["two_engines"]["other_engine"].startswith("server variant default")
+    assert lane["two_engines"]["this_engine_bound_to_cpus"] == str(os.cpu_count() - 1)
+    assert "two_engines" in store.load("a-untimed", "cpu", tmp_path)["provenance"]
+    for alone in ("b-timed", "d-queue"):
+        assert "two_engines" not in store.load(alone, "cpu", tmp_path)["provenance"]
+
+
+def test_a_run_with_a_server_given_by_url_never_starts_a_second_engine():
+    jobs = {"server variant default": [_fake_job("a", _one_capture)],
+            "server variant lora-max-2": [_fake_job("c", _one_capture, "lora-max-2")]}
+    assert list(runner.second_engine_groups(jobs, CPU, None)) == ["server variant lora-max-2"]
+    assert runner.second_engine_groups(jobs, CPU, "http://127.0.0.1:8000") == {}
+    assert runner.second_engine_groups(jobs, get_profile("t4"), None) == {}

@@ -20,7 +20,8 @@ def _log() -> RunLog:
     log = RunLog(installs_s=5.0)
     log.start("server default", "server", 30.0, "spawn to healthy")
     log.engines_up.append(("default", 30.0, 90.0))
-    log.spans += [("a", 30.0, 40.0, False), ("b", 40.0, 70.0, True), ("c", 45.0, 75.0, True)]
+    log.spans += [("a", 30.0, 40.0, False, "default"), ("b", 40.0, 70.0, True, "default"),
+                  ("c", 45.0, 75.0, True, "default")]
     log.changes.append(("a.claim", "confirmed", "refuted"))
     return log
 

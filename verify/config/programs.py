@@ -107,19 +107,20 @@ def missing_for(job_ids) -> str | None:
             f"{' '.join(packages(absent))}`, or run `bash verify/bootstrap.sh install`")
 
 
-# Programs found through `find` since the runner last asked (a job's use of them).
-_used: set[str] = set()
+# Programs found through `find` since the runner last asked (a job's use of them), by thread: jobs
+# on two engines at once run in threads of their own, and one job must not be charged another's.
+_used: dict[int, set[str]] = {}
 
 
 def find(name: str) -> str | None:
     """The binary of a declared program (None when it is not installed), noted as used."""
+    import threading
     program = PROGRAMS[name]
-    _used.add(name)
+    _used.setdefault(threading.get_ident(), set()).add(name)
     return location(program)
 
 
 def take_used() -> set[str]:
-    """The programs found since the last call, and forget them."""
-    used = set(_used)
-    _used.clear()
-    return used
+    """The programs this thread found since its last call, and forget them."""
+    import threading
+    return _used.pop(threading.get_ident(), set())

