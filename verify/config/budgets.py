@@ -23,7 +23,7 @@ ARTICLES_S: dict[str, int] = {
     "prefill-decode.md": 150,
     "overload.md": 130,
     "latency.md": 130,
-    "lora.md": 120,
+    "lora.md": 135,
     "structured-outputs.md": 90,
     "health.md": 80,
     "sampling.md": 80,
