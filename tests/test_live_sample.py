@@ -157,3 +157,23 @@ def test_time_with_two_engines_up_counts_once_in_the_split():
     assert split["engine busy fraction"] == pytest.approx(120.0 / 150.0)
     assert split["other"] == pytest.approx(150.0 - 30.0 - 60.0 - 30.0 - 10.0)
     assert [s["name"] for s in log.quiet_starts()] == ["server variant default"]
+
+
+def test_the_offline_childs_jobs_are_counted_once_in_the_split():
+    # The offline child up 100 s: an engine start (20 s) and a server an offline job started (25 s, inside its
+    # 60 s); a job with a server phase: 10 s offline, then 30 s on the default server (its span, alone).
+    log = runner.RunLog(offline_up_s=100.0)
+    log.start("offline engine", "offline", 20.0, "launch to constructed", offline_child=True)
+    log.start("server on the job's copy of the model (x)", "server", 25.0, "launch to healthy", offline_child=True)
+    log.start("server variant default", "server", 30.0, "launch to healthy")
+    log.engines_up.append(("server variant default", 200.0, 240.0))
+    log.jobs += [("x", "offline engine", 60.0, "ok", 25.0), ("y", "offline engine", 40.0, "ok", 0.0)]
+    log.spans.append(("y", 205.0, 235.0, False, "server variant default"))
+    split = log.split(wall_s=180.0)
+    assert split["engine starts"] == 75.0
+    assert split["jobs alone"] == 35.0 + 10.0 + 30.0  # x less its server's start, y's offline part, y's phase
+    assert split["engine idle"] == 10.0 + 10.0  # the child: 100 - 45 - 45; the server: 40 - 30
+    assert split["other"] == pytest.approx(180.0 - 75.0 - 75.0 - 20.0)
+    # Durations that add up to more than the child was up (a start inside a job's seconds) are capped.
+    log.jobs[0] = ("x", "offline engine", 90.0, "ok", 0.0)
+    assert log.split(wall_s=180.0)["jobs alone"] == 55.0 + 30.0

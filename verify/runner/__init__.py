@@ -69,10 +69,12 @@ class RunLog:
         return self.sample_root if job_id in self.sample else evidence_root
 
     def start(self, name: str, kind: str, seconds: float, clock: str, variant: str | None = None,
-              beside: bool = False) -> None:
-        """beside: the start ran while another engine was up (its time is not a start on a quiet machine)."""
+              beside: bool = False, offline_child: bool = False) -> None:
+        """beside: the start ran while another engine was up (its time is not a start on a quiet machine);
+        offline_child: made in the offline child (an engine, or a server an offline job started)."""
         self.starts.append({"name": name, "kind": kind, "variant": variant, "clock": clock, "seconds": seconds,
-                            **({"beside": True} if beside else {})})
+                            **({"beside": True} if beside else {}),
+                            **({"offline_child": True} if offline_child else {})})
 
     def quiet_starts(self) -> list[dict]:
         """The starts made with no other engine up: the ones a job may read as start-up times."""
@@ -95,9 +97,15 @@ class RunLog:
         busy = sum(_union(busy_on(*e)) for e in self.engines_up)
         up_quiet = sum(_union(_outside([(t0, t1)], two)) for _, t0, t1 in self.engines_up)
         busy_quiet = sum(_union(_outside(busy_on(*e), two)) for e in self.engines_up)
-        offline_busy = sum(sec - inside for _, group, sec, _, inside in self.jobs if group == "offline engine")
-        offline_idle = max(0.0, self.offline_up_s - offline_busy - sum(
-            s["seconds"] for s in self.starts if s["kind"] == "offline"))
+        # The offline child reports durations only. A job with a server phase counts that phase twice
+        # (its span on the server, and in its seconds), and a job's seconds can hold part of an engine
+        # start the run also logs: so the child's jobs get at most its time up less its starts.
+        offline = {job_id for job_id, group, *_ in self.jobs if group == "offline engine"}
+        phases = sum(t1 - t0 for job_id, t0, t1, *_ in self.spans if job_id in offline)
+        offline_starts = sum(s["seconds"] for s in self.starts if s.get("offline_child"))
+        offline_busy = min(sum(sec - inside for _, group, sec, _, inside in self.jobs if group == "offline engine")
+                           - phases, max(0.0, self.offline_up_s - offline_starts))
+        offline_idle = max(0.0, self.offline_up_s - offline_busy - offline_starts)
         idle = max(0.0, up_quiet - busy_quiet) + offline_idle
         engine_total = up + self.offline_up_s
         together = sum(b - a for a, b in two)
@@ -608,10 +616,10 @@ def _run_offline_group(jobs: list[Job], profile: Profile, mfacts, evidence_root,
             fresh = engine.get("fresh_process_start_seconds")
             log.start(f"offline engine (built for {job.id}" + ("; from a fresh process)" if fresh else ")"), "offline",
                       fresh or engine["start_seconds"], "launch of a fresh process to a constructed vllm.LLM"
-                      if fresh else "constructing vllm.LLM in a running process")
+                      if fresh else "constructing vllm.LLM in a running process", offline_child=True)
         for srv in result["engine"].get("servers", []):
             log.start(f"server on the job's copy of the model ({job.id})", "server", srv["start_seconds"],
-                      "launch to healthy /health", srv.get("variant"))
+                      "launch to healthy /health", srv.get("variant"), offline_child=True)
         if job.server_phase:
             offline_parts[job.id] = result
             progress(f"[{job.id}] offline part done in {result['seconds']:.1f} s; its server part runs on the "
