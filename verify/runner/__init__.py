@@ -422,7 +422,7 @@ def _second_cpus() -> str:
 
 
 def _beside_default(jobs: list[Job], second: dict[str, list[Job]], profile: Profile, server, sfacts, mfacts,
-                    evidence_root, log: RunLog, progress, eta: Progress) -> list[Job]:
+                    evidence_root, log: RunLog, progress, eta: Progress, engine: str) -> list[Job]:
     """Run the default server's jobs that judge no timing while a second engine serves the `second` groups,
     one after another; return the jobs left (the timing jobs), which run after both are done."""
     import threading
@@ -449,12 +449,7 @@ def _beside_default(jobs: list[Job], second: dict[str, list[Job]], profile: Prof
     thread.start()
     ok = False
     try:
-        alongside = [j for j in untimed if j.shares_server]
-        if len(alongside) > 1:
-            _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, facts,
-                              DEFAULT_GROUP)
-        _run_in_turn([j for j in untimed if len(alongside) < 2 or not j.shares_server], profile, server, sfacts,
-                     mfacts, evidence_root, log, progress, eta, extra_facts=facts, engine=DEFAULT_GROUP)
+        _run_on_server(untimed, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, engine, facts)
         ok = True
     finally:
         if ok:
@@ -511,22 +506,32 @@ def _run_server_group(jobs: list[Job], profile: Profile, server_url, port, mfact
             sfacts["run_env"] = dict(server.run_env)
         # Jobs that need a server that has served nothing yet go first, before any other job.
         first = [j for j in jobs if get_variant(j.variant).before_any_request]
+        engine = f"server variant {variant}"
         if first:
-            _run_in_turn(first, profile, server, sfacts, mfacts, evidence_root, log, progress, eta,
-                         engine=f"server variant {variant}")
+            _run_in_turn(first, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, engine=engine)
             jobs = [j for j in jobs if j not in first]
         if second:
-            jobs = _beside_default(jobs, second, profile, server, sfacts, mfacts, evidence_root, log, progress, eta)
-        alongside = [j for j in jobs if j.shares_server]
-        if len(alongside) > 1:
-            _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, extra,
-                              f"server variant {variant}")
-            jobs = [j for j in jobs if not j.shares_server]
-        _run_in_turn(jobs, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, phases, offline_parts,
-                     extra, f"server variant {variant}")
+            jobs = _beside_default(jobs, second, profile, server, sfacts, mfacts, evidence_root, log, progress, eta,
+                                   engine)
+        _run_on_server(jobs, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, engine, extra,
+                       phases, offline_parts)
     finally:
         log.engines_up.append((f"server variant {variant}", t_up, time.monotonic()))
         cm.__exit__(None, None, None)
+
+
+def _run_on_server(jobs: list[Job], profile: Profile, server, sfacts, mfacts, evidence_root, log: RunLog, progress,
+                   eta: Progress, engine: str, extra_facts: dict | None = None, phases: list[Job] = (),
+                   offline_parts: dict | None = None) -> None:
+    """The jobs that share the server side by side (when there are two or more), then the others in turn,
+    then the server phases of offline jobs."""
+    alongside = [j for j in jobs if j.shares_server]
+    if len(alongside) > 1:
+        _run_side_by_side(alongside, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, extra_facts,
+                          engine)
+        jobs = [j for j in jobs if not j.shares_server]
+    _run_in_turn(jobs, profile, server, sfacts, mfacts, evidence_root, log, progress, eta, phases, offline_parts,
+                 extra_facts, engine)
 
 
 def _run_in_turn(jobs: list[Job], profile: Profile, server, sfacts, mfacts, evidence_root, log: RunLog, progress,
