@@ -4,6 +4,8 @@ A run cannot be faster than the work its claims need, whatever the runner does:
 
 - one engine start per configuration the run needs (each server start the runner groups jobs into,
   and each offline engine built from a fresh configuration), at the start time its records name;
+  a server started as the second engine, beside another (its records say `two_engines`), shared
+  the two cores, so its start counts at half, as the other jobs do;
 - every job with a timing claim (verify/config/timing.py) alone on the machine, at its recorded time
   without the engine starts inside it: sharing the machine would change what it measures;
 - every other job at half its recorded time: on two cores, two of them could run at once.
@@ -86,6 +88,13 @@ def _inside_starts(record: Record) -> float:
     return built + sum(s.get("start_seconds") or 0.0 for s in engine.get("servers", []))
 
 
+def _own_start(record: Record) -> float | None:
+    """The server start a record names, at half when that server was the second engine beside another."""
+    seconds = record.provenance.get("server", {}).get("start_seconds")
+    beside = "this_engine_bound_to_cpus" in (record.provenance.get("two_engines") or {})
+    return seconds / 2 if seconds and beside else seconds
+
+
 def floor(profile: Profile, root=None) -> Floor:
     out = Floor()
     jobs = select_jobs(None, profile)
@@ -97,7 +106,7 @@ def floor(profile: Profile, root=None) -> Floor:
                 out.starts[f"offline engine ({job.id})"] = _inside_starts(records[job.id])
             out.starts = {k: v for k, v in out.starts.items() if v}
             continue
-        seconds = [records[j.id].provenance.get("server", {}).get("start_seconds") for j in members]
+        seconds = [_own_start(records[j.id]) for j in members]
         seconds = [s for s in seconds if s]
         if seconds:
             out.starts[group] = median(seconds)

@@ -10,6 +10,8 @@ STOP_SNIPPET = "sampling/stop_strings.py"
 TEMPERATURES = (0.3, 1.0, 1.8)
 MIN_TOKENS = 30
 PENALTIES = (1.0, 1.8)
+# Seconds the request that sets nothing may take: the whole context at a few tokens per second.
+NOTHING_SET_TIMEOUT_S = 600.0
 
 
 def collect(ctx) -> dict:
@@ -33,9 +35,12 @@ def collect(ctx) -> dict:
     repeat = {"model": "chat", "messages": [{"role": "user", "content": "Write the word apple twenty times."}],
               "max_tokens": 40, "temperature": 0}
     data["repetition"] = {str(p): send("POST", url, json={**repeat, "repetition_penalty": p}) for p in PENALTIES}
-    # A request that sets no sampling parameter at all; the server logs what it applied.
+    # A request that sets no sampling parameter at all; the server logs what it applied. With no
+    # max_tokens it may run to the end of the context (2048 tokens, over 100 s here), so it gets
+    # longer than the usual 120 s to answer.
     mark = ctx.server.log_size()
-    data["nothing_set"] = send("POST", url, json={"model": "chat", "messages": [{"role": "user", "content": "Hi."}]})
+    data["nothing_set"] = send("POST", url, json={"model": "chat", "messages": [{"role": "user", "content": "Hi."}]},
+                               timeout=NOTHING_SET_TIMEOUT_S)
     rid = (data["nothing_set"].get("body") or {}).get("id", "")
     data["nothing_set_log"] = [line for line in ctx.server.log_since(mark) if rid and rid in line and "params:" in line]
     data["managed"] = ctx.server.managed
