@@ -125,7 +125,7 @@ def _replay(monkeypatch, d: dict) -> list[dict]:
     answers += [copy.deepcopy(t[k]) for t in d["timed"] for k in ("cold", "warm")]
     sent: list[dict] = []
 
-    def one(ctx, client, prompt, salt):
+    def one(ctx, client, prompt, salt, max_tokens=job.MAX_TOKENS):
         sent.append(answers.pop(0))
         return sent[-1]
     monkeypatch.setattr(job, "_one", one)

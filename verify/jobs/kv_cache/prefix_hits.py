@@ -28,7 +28,7 @@ FASTER_BELOW = 0.5
 SNIPPET = "kv-cache/prefix_hits.py"
 
 
-def _one(ctx, client, prompt: str, salt: str) -> dict:
+def _one(ctx, client, prompt: str, salt: str, max_tokens: int = MAX_TOKENS) -> dict:
     import json
     import time
 
@@ -36,7 +36,7 @@ def _one(ctx, client, prompt: str, salt: str) -> dict:
     counters = ctx.snippet(SNIPPET).prefix_counters  # the page's own snippet reads the counters
     metrics.wait_idle(ctx.server.url)
     queried, hit = counters(ctx.server.url)
-    body = {"model": "chat", "prompt": prompt, "max_tokens": MAX_TOKENS, "temperature": 0, "cache_salt": salt,
+    body = {"model": "chat", "prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "cache_salt": salt,
             "stream": True, "stream_options": {"include_usage": True}}
     t0 = time.perf_counter()
     first, text, status, prompt_tokens = None, [], None, None
@@ -73,8 +73,9 @@ def collect(ctx) -> dict:
         for n in LENGTHS:
             prompt, salt = exact_prompt(ctx.server.url, client, n), uuid.uuid4().hex
             cold = _one(ctx, client, prompt, salt)
-            # Something else runs in between: the first request has finished and another has come and gone.
-            between = _one(ctx, client, "An unrelated request.", uuid.uuid4().hex)
+            # Something else runs in between: the first request has finished and another has come and gone
+            # (one token is enough for that; nothing reads its answer).
+            between = _one(ctx, client, "An unrelated request.", uuid.uuid4().hex, max_tokens=1)
             warm = _one(ctx, client, prompt, salt)
             lengths[str(n)] = {"cold": cold, "between": between, "warm": warm}
         d = {"block_size": block, "lengths": lengths, "timed": []}

@@ -14,9 +14,9 @@ GROUP_WINDOW_S = 0.005
 # "In blocks": fewer than half as many deliveries as events. "One at a time": at least 80 %.
 BLOCKS_BELOW = 0.5
 SMOOTH_ABOVE = 0.8
-# A stream must carry at least this many events (of the MAX_TOKENS asked) for its deliveries
-# to say anything: one event is always "one delivery per event".
-MIN_EVENTS = MAX_TOKENS // 2
+# A stream must carry at least half the events it asked for (max_tokens) for its deliveries to
+# say anything: one event is always "one delivery per event".
+MIN_EVENTS_SHARE = 0.5
 # The server's own TTFT through a proxy counts as "as fast as directly" within this much.
 SERVER_TTFT_TOLERANCE_S = 0.1
 # A stream that failed through a path is captured again, up to this many times in all.
@@ -28,7 +28,7 @@ def collect(ctx) -> dict:
     return capture_paths(ctx, PATHS)
 
 
-def capture_paths(ctx, paths) -> dict:
+def capture_paths(ctx, paths, max_tokens: int = MAX_TOKENS) -> dict:
     """The same stream through each path ("direct" or a proxy set-up), with the server's own view of each.
 
     A capture that failed (an error, a non-2xx status, nothing received) is tried again, up to
@@ -41,7 +41,7 @@ def capture_paths(ctx, paths) -> dict:
     from verify.measure.metrics import delta, read_all, wait_idle
     from verify.measure.sse import capture
     body = {"model": "chat", "messages": [{"role": "user", "content": "Tell a long story about the sea."}],
-            "max_tokens": MAX_TOKENS, "temperature": 0, "stream": True, "ignore_eos": True}
+            "max_tokens": max_tokens, "temperature": 0, "stream": True, "ignore_eos": True}
     out, server_side, earlier = {}, {}, {}
     for path in paths:
         proxy = None if path == "direct" else ctx.proxy(path)
@@ -94,9 +94,10 @@ def delivery(capture: dict, window: float = GROUP_WINDOW_S) -> dict:
 def _decide_path(path, in_blocks, d):
     x = delivery(d["captures"][path])
     direct = delivery(d["captures"]["direct"])
-    if min(x["events"], direct["events"]) < MIN_EVENTS:
+    least = int(d["request"]["max_tokens"] * MIN_EVENTS_SHARE)
+    if min(x["events"], direct["events"]) < least:
         return Verdict(INCONCLUSIVE, f"{path}: {x['events']} events (direct: {direct['events']}); fewer than "
-                                     f"{MIN_EVENTS} cannot show how they were delivered")
+                                     f"{least} cannot show how they were delivered")
     ok = x["ratio"] < BLOCKS_BELOW if in_blocks else x["ratio"] >= SMOOTH_ABOVE
     return verdict_if(ok, f"{path}: {x['events']} events arrived in {x['deliveries']} deliveries "
                           f"({x['ratio'] * 100:.0f} %); first text after {units.ms(x['ttft'])} "
