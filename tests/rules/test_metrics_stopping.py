@@ -77,6 +77,8 @@ def _collect(monkeypatch, d: dict, prom: _Prometheus) -> dict:
     def managed(*args, **kwargs):
         yield prom
     monkeypatch.setattr(ttft_quantiles, "_ttft", ttft)
+    # The record's own number of requests of each length: it replays as it was made.
+    monkeypatch.setattr(ttft_quantiles, "ROUNDS", len(d["requests"]) // 2)
     monkeypatch.setattr(prometheus, "managed_prometheus", managed)
     monkeypatch.setattr(prompts, "exact_prompt", lambda url, client, n, model="chat": f"<{n} tokens>")
     monkeypatch.setattr(metrics, "wait_idle", lambda url, timeout_s=120.0: None)
