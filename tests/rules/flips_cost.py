@@ -14,24 +14,22 @@ def engine_counts_prompt_once_for_n(d: dict) -> None:
 def throughput_saturates_at_the_top(d: dict) -> None:
     """throughput.rises-with-concurrency: the machine is saturated one level below the top: the last
     doubling doubles the batch's wall time, so tokens per second stay where they were."""
-    for levels in d["rounds"]:
-        top, below = levels[-1], levels[-2]
-        top["seconds"] = round(below["seconds"] * top["tokens"] / below["tokens"], 3)
+    from tests.rules._sweep_edits import rate, retime, rounds_of
+    for levels in rounds_of(d):
+        retime(levels[-1], rate(levels[-2]))
 
 
 def no_gain_from_concurrency(d: dict) -> None:
     """throughput.cost-falls: requests sent together gain nothing: every level generates tokens at the
     rate of one request at a time, and the page's snippet prices them accordingly."""
-    import statistics
-
     from snippets.cost.cost_per_million import cost_per_million
-    for levels in d["rounds"]:
-        rate = levels[0]["tokens"] / levels[0]["seconds"]
+    from tests.rules._sweep_edits import rate, retime, rounds_of
+    from verify.jobs.cost.throughput import throughput
+    for levels in rounds_of(d):
         for level in levels[1:]:
-            level["seconds"] = level["tokens"] / rate
-    for i, level in enumerate(sorted(d["cost_per_million"], key=int)):
-        tps = statistics.median(r[i]["tokens"] / r[i]["seconds"] for r in d["rounds"])
-        d["cost_per_million"][level] = round(cost_per_million(d["price_per_hour"], tps), 4)
+            retime(level, rate(levels[0]))
+    d["cost_per_million"] = {str(c): round(cost_per_million(d["price_per_hour"], t["median"]), 4)
+                             for c, t in throughput(d).items()}
 
 
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {

@@ -7,16 +7,13 @@ from __future__ import annotations
 import pytest
 
 from snippets.cost.cost_per_million import cost_per_million
-from tests.rules._records import PROFILES, cases, check, decide, decide_edited, exactly, record, row
+from tests.rules._records import PROFILES, cases, check, decide, decide_edited, record, row
+from tests.rules._sweep_edits import rate as _rate
+from tests.rules._sweep_edits import last_line, retime, rounds_of, set_last
 from verify.jobs.cost import throughput
 
 LEVELS = throughput.LEVELS
 TOP = LEVELS.index(LEVELS[-1])
-
-
-
-def _rate(level: dict) -> float:
-    return level["tokens"] / level["seconds"]
 
 
 def _costs(data: dict) -> None:
@@ -55,8 +52,8 @@ def usage_reports_cached_tokens(data: dict) -> None:
 
 def _top_times(factor: float):
     def edit(data: dict) -> None:
-        for levels in data["rounds"]:
-            levels[TOP]["seconds"] = levels[TOP]["tokens"] / (factor * _rate(levels[0]))
+        for levels in rounds_of(data):
+            retime(levels[TOP], factor * _rate(levels[0]))
         _costs(data)
     return edit
 
@@ -67,15 +64,23 @@ def top_level_one_and_a_half_times_one_alone(data: dict) -> None:
     _top_times(1.5)(data)
 
 
+def _one_alone_spread(data: dict) -> float:
+    """The fastest one-alone round over the slowest (above 1: the rounds differ)."""
+    rates = [_rate(r[0]) for r in rounds_of(data)]
+    assert max(rates) > min(rates), rates
+    return max(rates) / min(rates)
+
+
 def top_level_just_under_twice_one_alone(data: dict) -> None:
-    """8 at once at 1.95x each round's one alone: the rounds' spread straddles twice, so a third round decides."""
-    _top_times(1.95)(data)
+    """8 at once just under 2x each round's one alone (half way to 2x the spread of the one-alone rounds below
+    it): the rounds' spread straddles twice, so a third round decides."""
+    _top_times(2 / _one_alone_spread(data) ** 0.5)(data)
 
 
 def top_level_just_over_twice_one_alone(data: dict) -> None:
-    """8 at once at 2.05x each round's one alone: still straddling twice (the slowest top round over the fastest
-    one alone is under 2), so a third round decides."""
-    _top_times(2.05)(data)
+    """8 at once just over 2x each round's one alone (as far above as the edit before is below): still
+    straddling twice (the slowest top round over the fastest one alone is under 2), so a third round decides."""
+    _top_times(2 * _one_alone_spread(data) ** 0.5)(data)
 
 
 def top_level_two_and_a_half_times_one_alone(data: dict) -> None:
@@ -84,30 +89,38 @@ def top_level_two_and_a_half_times_one_alone(data: dict) -> None:
 
 
 def _top_exactly_twice(data: dict, one_alone: float) -> None:
-    # 8 at once generates 8x one alone's tokens: a time 4x as long is exactly twice the rate, bit for bit.
-    for levels in data["rounds"]:
-        assert levels[TOP]["tokens"] == 8 * levels[0]["tokens"], levels
-        levels[TOP]["seconds"] = 4 * levels[0]["tokens"] / one_alone
+    for levels in rounds_of(data):
+        retime(levels[TOP], 2 * one_alone, to_the_bit=True)
+        assert _rate(levels[TOP]) == 2 * one_alone
     _costs(data)
 
 
 def slowest_top_round_exactly_twice_the_fastest_one_alone(data: dict) -> None:
     """Both rounds of 8 at once at exactly twice the fastest one-alone round: the least top median over the
     greatest one-alone median is exactly 2, not above it, so a third round still decides."""
-    _top_exactly_twice(data, max(_rate(r[0]) for r in data["rounds"]))
+    _top_exactly_twice(data, max(_rate(r[0]) for r in rounds_of(data)))
 
 
 def fastest_top_round_exactly_twice_the_slowest_one_alone(data: dict) -> None:
     """Both rounds of 8 at once at exactly twice the slowest one-alone round: the greatest top median over the
     least one-alone median is exactly 2, so no third round can make it more: cost falls fails."""
-    _top_exactly_twice(data, min(_rate(r[0]) for r in data["rounds"]))
+    _top_exactly_twice(data, min(_rate(r[0]) for r in rounds_of(data)))
 
 
 def cost_exactly_half(data: dict) -> None:
     """One alone timed alike in both rounds (the second at the first's time), 8 at once exactly twice as fast:
     the cost with 8 at once is exactly half of one alone's, not less than half, so cost falls is refuted."""
-    data["rounds"][1][0]["seconds"] = data["rounds"][0][0]["seconds"]
-    _top_exactly_twice(data, _rate(data["rounds"][0][0]))
+    first, second = rounds_of(data)[:2]
+    set_last(second[0], last_line(first[0]))
+    _top_exactly_twice(data, _rate(first[0]))
+
+
+def a_request_ended_before_max_tokens(data: dict) -> None:
+    """One request of 8 at once ended by itself (finish_reason stop): the run's tokens are not 8 x max_tokens,
+    so its throughput cannot be counted."""
+    request = rounds_of(data)[0][TOP]["requests"][3]
+    for x in request["lines"]:
+        x["line"] = x["line"].replace('"finish_reason":"length"', '"finish_reason":"stop"')
 
 
 def snippet_cost_off_by_the_relative_tolerance(data: dict) -> None:
@@ -157,6 +170,10 @@ EDITS = [
         contains="cost falls: open"),
     row("throughput.cost-falls", fastest_top_round_exactly_twice_the_slowest_one_alone, "refuted"),
     row("throughput.cost-falls", cost_exactly_half, "refuted", contains="(2.0x cheaper"),
+    row("throughput.cost-falls", a_request_ended_before_max_tokens, "inconclusive",
+        contains="at 8 at once, request 4 did not run to max_tokens (finish_reason 'stop')"),
+    row("throughput.rises-with-concurrency", a_request_ended_before_max_tokens, "inconclusive",
+        contains="did not run to max_tokens"),
     row("throughput.cost-falls", snippet_cost_off_by_the_relative_tolerance, "confirmed"),
     row("throughput.cost-falls", snippet_cost_off_by_more_than_the_tolerance, "inconclusive",
         contains="the snippet's costs"),
@@ -201,16 +218,15 @@ def test_cost_falls_settles_only_where_no_third_round_could_change_it(edit, side
 
 def _second_level_times(data: dict, rate: float) -> None:
     # Both rounds of 2 at once re-timed to `rate` tokens/s, to the last bit.
-    for levels in data["rounds"]:
-        tokens = levels[1]["tokens"]
-        levels[1]["seconds"] = exactly(lambda s: tokens / s, rate, tokens / rate)
+    for levels in rounds_of(data):
+        retime(levels[1], rate, to_the_bit=True)
 
 
 def test_rises_open_when_two_at_once_is_exactly_the_factor_above_the_fastest_one_alone():
     """Both rounds of 2 at once at exactly 1.2x the fastest one-alone round: the least median of 2 at once is
     not above 1.2x the greatest of one alone, and the greatest is above 1.2x the least: a third round decides."""
     data = record("throughput")
-    _second_level_times(data, throughput.RISE_FACTOR * max(_rate(r[0]) for r in data["rounds"]))
+    _second_level_times(data, throughput.RISE_FACTOR * max(_rate(r[0]) for r in rounds_of(data)))
     assert _side(data) == {"rounds": 2, "max_rounds": 3, "settled": False, "why": "rises: open; cost falls: holds"}
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "inconclusive"
 
@@ -219,7 +235,7 @@ def test_rises_fails_when_two_at_once_is_exactly_the_factor_above_the_slowest_on
     """Both rounds of 2 at once at exactly 1.2x the slowest one-alone round: the greatest median of 2 at once is
     1.2x the least of one alone, not above: no third round can make "rises" hold."""
     data = record("throughput")
-    _second_level_times(data, throughput.RISE_FACTOR * min(_rate(r[0]) for r in data["rounds"]))
+    _second_level_times(data, throughput.RISE_FACTOR * min(_rate(r[0]) for r in rounds_of(data)))
     assert _side(data) == {"rounds": 2, "max_rounds": 3, "settled": True, "why": "rises: fails; cost falls: holds"}
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "refuted"
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import pytest
 
 from tests.rules._records import PROFILES, decide, every_verdict, record
+from tests.rules._sweep_edits import rate, retime, rounds_of
 from verify.evidence import store
 from verify.jobs.cost import throughput
 from verify.jobs.offline import offline_vs_server
+from verify.jobs.prefill_decode import _sweep as concurrency_sweep
 from verify.jobs.prefill_decode import batching, prompt_length_sweep
 
 
@@ -26,7 +28,7 @@ def _sweep(data: dict, trials: int) -> None:
 
 def _throughput(data: dict, rounds: int) -> None:
     """The first rounds, with the costs the snippet gives for their medians (as collect() records them)."""
-    data["rounds"] = data["rounds"][:rounds]
+    data["runs"] = data["runs"][:rounds * len(throughput.LEVELS)]
     _costs(data)
 
 
@@ -42,6 +44,7 @@ def _server(data: dict, trials: int) -> None:
 
 CUTS = {"batching": (_batching, batching.settled), "prompt-length-sweep": (_sweep, prompt_length_sweep.settled),
         "throughput": (_throughput, throughput.settled), "offline-vs-server": (_server, offline_vs_server.settled)}
+STOPPED_BY = {"batching": concurrency_sweep.settled, "throughput": concurrency_sweep.settled}
 TIMED = {"batching": ("throughput-rises", "itl-rises"),
          "prompt-length-sweep": ("ttft-grows", "prefill-grows", "prefill-linear", "itl-flat", "prompt-token-cheaper",
                                  "itl-matches-server"),
@@ -84,7 +87,7 @@ def _rounds(job_id: str, data: dict) -> int:
     if job_id == "prompt-length-sweep":
         return min(sum(1 for r in data["runs"] if r["sentences"] == n) for n in prompt_length_sweep.SENTENCES)
     if job_id == "throughput":
-        return len(data["rounds"])
+        return concurrency_sweep.rounds(data)
     return len(data["server"]["trials"])
 
 
@@ -103,12 +106,14 @@ def test_committed_records_settle_where_they_stopped(job_id, profile):
     data = record(job_id, profile)
     n, stop = _rounds(job_id, data), settled(data)
     assert 1 <= n <= 3 and stop["settled"], stop
+    # The concurrency sweep stops on the stopping rules of both jobs that read it.
+    stopping = STOPPED_BY.get(job_id, settled)
     if _stopped(job_id, data) is not None:
-        assert _stopped(job_id, data) == stop
+        assert _stopped(job_id, data) == stopping(data)
         for k in range(1, n):
             fewer = record(job_id, profile)
             cut(fewer, k)
-            assert not settled(fewer)["settled"], (k, settled(fewer))
+            assert not stopping(fewer)["settled"], (k, stopping(fewer))
     committed = store.load(job_id, profile)["claims"]
     for claim in TIMED[job_id]:
         v = decide(job_id, claim, data)
@@ -128,10 +133,10 @@ def test_throughput_unsettled_when_a_third_round_could_flip_it():
     median of 4 at once on either side, so neither rule about rises can be decided."""
     data = record("throughput")
     _throughput(data, 2)
-    two = [r[1]["tokens"] / r[1]["seconds"] for r in data["rounds"]]
-    for r, tput2 in zip(data["rounds"], two):
-        r[2]["seconds"] = r[2]["tokens"] / (throughput.RISE_FACTOR * tput2)  # exactly at the threshold...
-    data["rounds"][0][2]["seconds"] *= 0.5  # ...one round far above it, the other at it
+    levels = rounds_of(data)
+    for r in levels:
+        retime(r[2], throughput.RISE_FACTOR * rate(r[1]))  # exactly at the threshold...
+    retime(levels[0][2], 2 * rate(levels[0][2]))  # ...one round far above it, the other at it
     _costs(data)
     assert not throughput.settled(data)["settled"]
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "inconclusive"
@@ -141,9 +146,9 @@ def test_throughput_refuted_early_when_no_round_could_save_it():
     """Two rounds where 8 at once is no faster than 4: no third round can lift the median 1.2x above."""
     data = record("throughput")
     _throughput(data, 2)
-    slowest_at_4 = min(r[2]["tokens"] / r[2]["seconds"] for r in data["rounds"])
-    for r in data["rounds"]:
-        r[3]["seconds"] = r[3]["tokens"] / slowest_at_4
+    slowest_at_4 = min(rate(r[2]) for r in rounds_of(data))
+    for r in rounds_of(data):
+        retime(r[3], slowest_at_4)
     _costs(data)
     assert throughput.settled(data)["settled"]
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "refuted"

@@ -122,6 +122,9 @@ class RunContext(BaseContext):
     # Every engine start the run made before this job (verify.runner.RunLog.starts), for
     # jobs whose figures are start-up times: they read these instead of starting engines.
     run_starts: list = field(default_factory=list)
+    # Data one job measured that another job on the same server start reads as it is, within one run
+    # (the concurrency sweep of verify/jobs/prefill_decode/_sweep.py); kept from job to job.
+    shared: dict = field(default_factory=dict)
 
     @property
     def base_url(self) -> str:

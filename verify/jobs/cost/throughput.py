@@ -1,13 +1,13 @@
 """Throughput against concurrency on this server, and the cost per million tokens it implies.
 
-At each concurrency, that many identical-length generations run at once;
-throughput is the tokens generated divided by the wall time of the batch.
-Each level is measured in up to ROUNDS rounds, levels interleaved, and the median
-kept; the rounds stop once the rest could not change a verdict (whatever they
-measure, every rule's medians would stay on the side of its threshold they are
-on), and a record with fewer rounds that do not settle it is inconclusive. The
-cost per million generated tokens comes from the page's snippet, at an hourly
-price that is an assumption stated in this file, not a measurement.
+The data is the concurrency sweep (verify/jobs/prefill_decode/_sweep.py), which the Prefill vs
+Decode article's batching job reads too: at each concurrency, that many identical streaming
+requests of the same length start together, in up to ROUNDS interleaved rounds that stop once the
+rest could not change a verdict of either job; a record with fewer rounds that do not settle this
+job's rules is inconclusive. A round's throughput is the tokens generated (every request runs to
+max_tokens) over the time the last request's last line came. The cost per million generated
+tokens comes from the page's snippet, at an hourly price that is an assumption stated in this
+file, not a measurement.
 """
 
 from __future__ import annotations
@@ -16,11 +16,10 @@ import statistics
 
 from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline
 from verify.job import Claim, Job, verdict_if
+from verify.jobs.prefill_decode import _sweep
 
 SNIPPET = "cost/cost_per_million.py"
-LEVELS = (1, 2, 4, 8)
-ROUNDS = 3
-MAX_TOKENS = 64
+LEVELS, ROUNDS = _sweep.CONCURRENCY, _sweep.ROUNDS
 # An assumed price for a 2-core machine like this one, in dollars per hour: an input of the arithmetic,
 # shown on the page as an assumption. Change it to your own price; the verdicts do not depend on it.
 ASSUMED_PRICE_PER_HOUR = 0.10
@@ -28,51 +27,22 @@ ASSUMED_PRICE_PER_HOUR = 0.10
 RISE_FACTOR = 1.2
 
 
-def _batch(ctx, concurrency: int) -> dict:
-    import time
-    from concurrent.futures import ThreadPoolExecutor
-
-    import httpx
-
-    from verify.measure import capture, metrics
-    metrics.wait_idle(ctx.server.url)
-    body = {"model": "chat", "prompt": "Once upon a time", "max_tokens": MAX_TOKENS, "temperature": 0,
-            "ignore_eos": True}
-
-    def one(_):
-        r = httpx.post(ctx.base_url + "/completions", json=body, timeout=300)
-        answer = (capture.body(r) or {}) if r.status_code == 200 else {}
-        return r.status_code, (answer.get("usage") or {}).get("completion_tokens") or 0
-
-    t0 = time.perf_counter()
-    with ThreadPoolExecutor(concurrency) as pool:
-        results = list(pool.map(one, range(concurrency)))
-    seconds = time.perf_counter() - t0
-    tokens = sum(n for _, n in results)
-    # One event per answer that generated tokens; the status is the first of the batch that is not 2xx.
-    return capture.results("requests", [n for _, n in results if n], statuses=[s for s, _ in results],
-                           concurrency=concurrency, tokens=tokens, seconds=round(seconds, 3))
-
-
 def collect(ctx) -> dict:
+    d = _sweep.measure(ctx, JOB.id)
     snippet = ctx.snippet(SNIPPET)
-    rounds: list[list[dict]] = []
-    while len(rounds) < ROUNDS:
-        rounds.append([_batch(ctx, c) for c in LEVELS])
-        stopped = settled({"rounds": rounds})
-        if stopped["settled"]:
-            break
-    medians = {str(c): statistics.median(r[i]["tokens"] / r[i]["seconds"] for r in rounds)
-               for i, c in enumerate(LEVELS)}
-    return {"rounds": rounds, "stopped": stopped, "price_per_hour": ASSUMED_PRICE_PER_HOUR,
-            "cost_per_million": {c: round(snippet.cost_per_million(ASSUMED_PRICE_PER_HOUR, tps), 4)
-                                 for c, tps in medians.items()}}
+    return {**d, "price_per_hour": ASSUMED_PRICE_PER_HOUR,
+            "cost_per_million": {str(c): round(snippet.cost_per_million(ASSUMED_PRICE_PER_HOUR, t["median"]), 4)
+                                 for c, t in throughput(d).items()}}
+
+
+def rounds(d) -> int:
+    return _sweep.rounds(d)
 
 
 def throughput(d) -> dict[int, dict]:
     out = {}
-    for i, c in enumerate(LEVELS):
-        values = [r[i]["tokens"] / r[i]["seconds"] for r in d["rounds"]]
+    for c in LEVELS:
+        values = _sweep.throughputs(d, c)
         out[c] = {"median": statistics.median(values), "min": min(values), "max": max(values)}
     return out
 
@@ -80,8 +50,7 @@ def throughput(d) -> dict[int, dict]:
 def _bounds(d) -> dict[int, tuple[float, float]]:
     """Per level, the least and greatest median ROUNDS rounds could still reach, given the rounds recorded."""
     from verify.measure.trials import median_range
-    return {c: median_range([r[i]["tokens"] / r[i]["seconds"] for r in d["rounds"]], ROUNDS)
-            for i, c in enumerate(LEVELS)}
+    return {c: median_range(_sweep.throughputs(d, c), ROUNDS) for c in LEVELS}
 
 
 def _rises_side(b: dict[int, tuple[float, float]]) -> bool | None:
@@ -108,7 +77,7 @@ def settled(d) -> dict:
     def sides() -> dict:
         b = _bounds(d)
         return {"rises": _rises_side(b), "cost falls": _falls_side(b)}
-    return report(len(d["rounds"]), ROUNDS, sides)
+    return report(rounds(d), ROUNDS, sides)
 
 
 def _unsettled(d):
@@ -122,7 +91,7 @@ def decide_rises(d):
         return open_
     t = throughput(d)
     ok = all(t[b]["median"] > RISE_FACTOR * t[a]["median"] for a, b in zip(LEVELS, LEVELS[1:]))
-    return verdict_if(ok, "median tokens per second over " + f"{len(d['rounds'])} rounds: " +
+    return verdict_if(ok, "median tokens per second over " + f"{rounds(d)} rounds: " +
                       ", ".join(f"{c} at once {t[c]['median']:.0f} (range {t[c]['min']:.0f} to {t[c]['max']:.0f})"
                                 for c in LEVELS) + f"; each level above the previous by {RISE_FACTOR}x required")
 
@@ -141,7 +110,7 @@ def decide_cost_falls(d):
     ratio = cost[LEVELS[0]] / cost[LEVELS[-1]]
     return verdict_if(ratio > 2, f"at ${d['price_per_hour']:.2f}/hour (assumed): ${cost[LEVELS[0]]:.2f} per million "
                                  f"tokens one request at a time, ${cost[LEVELS[-1]]:.2f} with {LEVELS[-1]} at once "
-                                 f"({ratio:.1f}x cheaper; median throughput of {len(d['rounds'])} rounds)")
+                                 f"({ratio:.1f}x cheaper; median throughput of {rounds(d)} rounds)")
 
 
 # --- headline figures

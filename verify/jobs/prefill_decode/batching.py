@@ -1,20 +1,18 @@
 """What batching does to one request's inter-token latency and to total throughput.
 
-The concurrencies run in up to ROUNDS interleaved rounds; the rules decide on medians over the rounds.
-The rounds stop once the rest could not change a verdict: whatever they measured, the medians of ROUNDS
-rounds would stay on the side of each rule's threshold they are on. A record of fewer rounds that do
-not settle it is inconclusive.
+The data is the concurrency sweep (verify/jobs/prefill_decode/_sweep.py), which the Cost per Token
+article's throughput job reads too: up to ROUNDS interleaved rounds of 1, 2, 4 and 8 requests at
+once, stopping once the rest could not change a verdict of either job. The rules decide on medians
+over the rounds; a record of fewer rounds that do not settle this job's rules is inconclusive.
 """
 
 from __future__ import annotations
 
 from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, ms
 from verify.job import Claim, Job, verdict_if
+from verify.jobs.prefill_decode import _sweep
 
-SNIPPET = "lifecycle/send_together.py"
-CONCURRENCY = (1, 2, 4, 8)
-ROUNDS = 3
-MAX_TOKENS = 64
+CONCURRENCY, ROUNDS, MAX_TOKENS = _sweep.CONCURRENCY, _sweep.ROUNDS, _sweep.MAX_TOKENS
 # Throughput at the highest concurrency must be at least this many times that of one request alone.
 THROUGHPUT_GAIN = 2.0
 # One request's ITL at the highest concurrency must be at least this much above its ITL alone.
@@ -22,53 +20,23 @@ ITL_RISE = 0.10
 
 
 def collect(ctx) -> dict:
-    from verify.measure import capture
-    from verify.measure.metrics import wait_idle
-    snippet = ctx.snippet(SNIPPET)
-    d: dict = {"runs": []}
-    runs = d["runs"]
-    for _ in range(ROUNDS):
-        for n in CONCURRENCY:
-            wait_idle(ctx.server.url)
-            results = snippet.send_together(ctx.base_url, n, MAX_TOKENS)
-            # Each request: the status and timed lines the snippet read (an empty dict if its thread failed).
-            runs.append({"concurrency": n, "requests": [
-                capture.results("sse", [x for x in r.get("lines", []) if x["line"].startswith("data: ")],
-                                statuses=[r.get("status")], **r) for r in results]})
-        d["stopped"] = settled(d)
-        if d["stopped"]["settled"]:
-            break
-    return d
-
-
-def _request_figures(r) -> dict:
-    times = [x["t"] for x in r["lines"] if x["line"].startswith("data: {")]
-    return {"first": times[0], "last": times[-1], "itl": (times[-1] - times[0]) / (len(times) - 1)}
+    return _sweep.measure(ctx, JOB.id)
 
 
 def by_concurrency(d) -> list[dict]:
     from statistics import median
     out = []
     for n in CONCURRENCY:
-        runs = [r for r in d["runs"] if r["concurrency"] == n]
-        per_run_tput, itls = [], []
-        for run in runs:
-            figs = [_request_figures(r) for r in run["requests"]]
-            per_run_tput.append(n * MAX_TOKENS / max(f["last"] for f in figs))
-            itls += [f["itl"] for f in figs]
+        per_run_tput, itls = _per_run(d, n)
         out.append({"concurrency": n, "throughput": median(per_run_tput), "itl": median(itls),
-                    "itl_min": min(itls), "itl_max": max(itls), "rounds": len(runs)})
+                    "itl_min": min(itls), "itl_max": max(itls), "rounds": len(per_run_tput)})
     return out
 
 
 def _per_run(d, n: int) -> tuple[list[float], list[float]]:
     """At concurrency n: each round's throughput, and every request's ITL."""
-    tput, itls = [], []
-    for run in (r for r in d["runs"] if r["concurrency"] == n):
-        figs = [_request_figures(r) for r in run["requests"]]
-        tput.append(n * MAX_TOKENS / max(f["last"] for f in figs))
-        itls += [f["itl"] for f in figs]
-    return tput, itls
+    itls = [_sweep.request_figures(r)["itl"] for run in d["runs"] if run["concurrency"] == n for r in run["requests"]]
+    return _sweep.throughputs(d, n), itls
 
 
 def _side(lo: float, hi: float, threshold: float) -> bool | None:

@@ -13,7 +13,7 @@ def figure(record) -> charts.XY:
     return charts.XY(
         title="Generated tokens per second by requests at once, with the cost per million tokens at each",
         x_label="requests at once", y_label="generated tokens per second",
-        lines=(charts.Line(f"tokens per second, median of {len(d['rounds'])} rounds (whiskers: lowest to highest)",
+        lines=(charts.Line(f"tokens per second, median of {job.rounds(d)} rounds (whiskers: lowest to highest)",
                            tuple((i, t[c]["median"]) for i, c in enumerate(job.LEVELS)), tone=0, markers=True,
                            spread=tuple((t[c]["min"], t[c]["max"]) for c in job.LEVELS),
                            labels=tuple(f"${d['cost_per_million'][str(c)]:.2f}/M" for c in job.LEVELS)),),
@@ -27,7 +27,7 @@ def fragment(record):
     t = job.throughput(d)
     rows = [[c, f"{t[c]['median']:.1f}", f"{t[c]['min']:.1f} to {t[c]['max']:.1f}",
              f"${d['cost_per_million'][str(c)]:.2f}"] for c in job.LEVELS]
-    return html.table(["requests at once", f"tokens per second (median of {len(d['rounds'])})", "range",
+    return html.table(["requests at once", f"tokens per second (median of {job.rounds(d)})", "range",
                        f"cost per million tokens at ${d['price_per_hour']:.2f}/hour (assumed price)"], rows)
 
 
