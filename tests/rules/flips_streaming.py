@@ -153,14 +153,13 @@ def pipe_burst_without_n(d: dict) -> None:
 
 def streaming_costs_the_api_server_nothing(d: dict) -> None:
     """api-server-cpu.streaming-costs-more: every streamed batch costs the API server exactly what the
-    same non-streamed batch of its round did (its listener's CPU reading set to match)."""
+    same non-streamed batch of its round did (its process clock's reading set to match)."""
     for b in d["batches"]:
         if b["stream"]:
             twin = next(n for n in d["batches"] if not n["stream"] and n["round"] == b["round"]
                         and n["concurrency"] == b["concurrency"])
-            used = twin["after"][0]["cpu_s"] - {p["pid"]: p["cpu_s"] for p in twin["before"]}[twin["after"][0]["pid"]]
-            start = {p["pid"]: p["cpu_s"] for p in b["before"]}[b["after"][0]["pid"]]
-            b["after"][0]["cpu_s"] = start + used * b["generated_tokens"] / twin["generated_tokens"]
+            used = twin["api_clock"]["after_s"] - twin["api_clock"]["before_s"]
+            b["api_clock"]["after_s"] = b["api_clock"]["before_s"] + used * b["generated_tokens"] / twin["generated_tokens"]
 
 
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
