@@ -189,13 +189,21 @@ def test_an_edit_of_a_real_record_gives_the_verdict(profile, claim_id, edit, exp
     check(decide_edited(claim_id, edit, profile), expected, **reason)
 
 
-def _edited(edit) -> dict:
+def _two_rounds() -> dict:
+    """The committed cpu record's first two rounds (all it holds when they settled it), costs remade."""
     data = record("throughput")
+    data["runs"] = data["runs"][:2 * len(LEVELS)]
+    _costs(data)
+    return data
+
+
+def _edited(edit) -> dict:
+    data = _two_rounds()
     edit(data)
     return data
 
 
-# Each edit of the committed cpu record (two rounds, which settled it) and what the stopping rule says of it:
+# Each edit of the committed cpu record's first two rounds and what the stopping rule says of it:
 # whether the third round could still change "cost falls" (open) or not (holds, fails).
 FALLS = [
     (top_level_one_and_a_half_times_one_alone, "fails"),
@@ -225,7 +233,7 @@ def _second_level_times(data: dict, rate: float) -> None:
 def test_rises_open_when_two_at_once_is_exactly_the_factor_above_the_fastest_one_alone():
     """Both rounds of 2 at once at exactly 1.2x the fastest one-alone round: the least median of 2 at once is
     not above 1.2x the greatest of one alone, and the greatest is above 1.2x the least: a third round decides."""
-    data = record("throughput")
+    data = _two_rounds()
     _second_level_times(data, throughput.RISE_FACTOR * max(_rate(r[0]) for r in rounds_of(data)))
     assert _side(data) == {"rounds": 2, "max_rounds": 3, "settled": False, "why": "rises: open; cost falls: holds"}
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "inconclusive"
@@ -234,7 +242,7 @@ def test_rises_open_when_two_at_once_is_exactly_the_factor_above_the_fastest_one
 def test_rises_fails_when_two_at_once_is_exactly_the_factor_above_the_slowest_one_alone():
     """Both rounds of 2 at once at exactly 1.2x the slowest one-alone round: the greatest median of 2 at once is
     1.2x the least of one alone, not above: no third round can make "rises" hold."""
-    data = record("throughput")
+    data = _two_rounds()
     _second_level_times(data, throughput.RISE_FACTOR * min(_rate(r[0]) for r in rounds_of(data)))
     assert _side(data) == {"rounds": 2, "max_rounds": 3, "settled": True, "why": "rises: fails; cost falls: holds"}
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "refuted"

@@ -6,7 +6,7 @@ import pytest
 
 from tests.rules._records import PROFILES, cases, check, decide, decide_edited, record, row
 from tests.rules.flips_metrics import first_tokens_at_the_estimates
-from verify.jobs.metrics import load_signals
+from verify.jobs.metrics import load_signals, ttft_quantiles
 
 TTFT_Q = "ttft-quantiles"
 LOAD = "load-signals"
@@ -105,7 +105,8 @@ def test_the_resolution_is_bracketed_by_two_reads(profile):
 @pytest.mark.parametrize("claim", ["exact", "within-a-bucket", "linear-in-bucket"])
 def test_quantile_rules_need_the_window_to_count_exactly_the_requests_sent(profile, claim):
     data = record(TTFT_Q, profile)
-    assert data["prometheus"]["buckets"]["+Inf"] == len(data["requests"]) == 24
+    sent = len(data["requests"])
+    assert data["prometheus"]["buckets"]["+Inf"] == sent == 2 * ttft_quantiles.ROUNDS
     assert decide(TTFT_Q, claim, data)["verdict"] != "inconclusive"
     # An empty window: every bucket 0 and NaN estimates (the old .exact rule read these as "refuted").
     for le in data["prometheus"]["buckets"]:
@@ -113,7 +114,7 @@ def test_quantile_rules_need_the_window_to_count_exactly_the_requests_sent(profi
     for q in data["prometheus"]["estimates"].values():
         q[0]["value"][1] = "NaN"
     v = decide(TTFT_Q, claim, data)
-    assert v["verdict"] == "inconclusive" and "counted 0 first tokens for 24 requests" in v["because"]
+    assert v["verdict"] == "inconclusive" and f"counted 0 first tokens for {sent} requests" in v["because"]
     # One request too many in the window.
     data = record(TTFT_Q, profile)
     data["prometheus"]["buckets"]["+Inf"] += 1
