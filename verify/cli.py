@@ -145,6 +145,11 @@ def cmd_prepare(args) -> int:
     from verify.live.model import prepare_embedded_model
     folder, facts = prepare_embedded_model(progress=_progress)
     print(f"verify prepare: model ready in {folder} ({facts['conversion']})")
+    if args.tools:  # installed now, a full re-measure's wall time holds none of it
+        from verify.config import tools
+        seconds = tools.prepare_for([job for jobs in tools.USED_BY.values() for job in jobs], _progress)
+        print(f"verify prepare: benchmark tools ready ({', '.join(f'{n}=={r}' for n, r in tools.USED_BY)}; "
+              f"{seconds:.0f} s)")
     return 0
 
 
@@ -251,6 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("prepare", help="install the profile's vLLM release and convert the embedded model now (CI caches both)")
     s.add_argument("--profile", **prof)
+    s.add_argument("--tools", action="store_true", help="also install the benchmark tools the jobs run (GuideLLM)")
     s.set_defaults(func=cmd_prepare)
 
     s = sub.add_parser("serve", help="run the profile's server until Ctrl-C")

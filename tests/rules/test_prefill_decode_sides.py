@@ -1,8 +1,7 @@
 """prefill-decode: the stopping helpers pinned at their thresholds.
 
 Each test starts from a committed record (captured from a live vLLM server): the prompt-length sweep's per-length
-bounds (`_bounds`: the least and greatest median its trials could still reach), the bench-agreement harness requests,
-or a prefill-stall stream. One value is then moved, minimally, to sit just on either side of a threshold (or exactly
+bounds (`_bounds`: the least and greatest median its trials could still reach) or a prefill-stall stream. One value is then moved, minimally, to sit just on either side of a threshold (or exactly
 on it, where floating point allows), and the helper's answer is asserted. Expected figures are computed here with the
 helper's own arithmetic, in the same order, so that an exact boundary is the same float on both sides.
 """
@@ -16,7 +15,6 @@ import pytest
 
 from tests.rules._records import record
 from verify.jobs.prefill_decode import _stall
-from verify.jobs.prefill_decode import bench_agreement as bench
 from verify.jobs.prefill_decode import prompt_length_sweep as sweep
 
 SWEEP = "prompt-length-sweep"
@@ -368,48 +366,6 @@ def test_by_length_rows():
         assert row["n"] == len(rs) == 2
         assert row["prompt_tokens"] == rs[0]["prompt_tokens"]
         assert row["ttft_min"] == min(r["ttft"] for r in rs) and row["ttft_max"] == max(r["ttft"] for r in rs)
-
-
-# --- bench-agreement _side: the harness's median of REQUESTS against the benchmark's
-
-def _harness(key: str, factors: list[float]) -> tuple[dict, float]:
-    """The committed record cut to its first len(factors) harness requests, which measure `key` at these
-    multiples of the benchmark's median (for the edges, the factor is applied to ref * (1 +/- tolerance) as
-    _side computes it)."""
-    d = record(bench.JOB.id)
-    d["harness"] = d["harness"][:len(factors)]
-    assert len(d["harness"]) == len(factors)
-    ref = d["bench"]["result"][f"median_{key}_ms"] / 1000
-    return d, ref
-
-
-@pytest.mark.parametrize("key", ["ttft", "itl"])
-@pytest.mark.parametrize("case, expected", [
-    ("all-at-upper-edge", "agrees"), ("all-at-lower-edge", "agrees"),
-    ("from-under-to-lower-edge", None), ("from-half-to-the-figure", None), ("from-upper-edge-up", None)])
-def test_bench_side_at_the_tolerance_edges(key, case, expected):
-    """Three requests set on the tolerance's edges, computed as _side computes them: the median of five lies between
-    the least and the greatest of the three."""
-    d, ref = _harness(key, [1.0, 1.0, 1.0])
-    tol = bench.TOLERANCES[key]
-    low, up = ref * (1 - tol), ref * (1 + tol)
-    values = {"all-at-upper-edge": [up, up, up], "all-at-lower-edge": [low, low, low],
-              "from-under-to-lower-edge": [0.9 * low, low, low], "from-half-to-the-figure": [0.5 * ref, ref, ref],
-              "from-upper-edge-up": [up, 1.1 * up, 1.1 * up]}[case]
-    for r, v in zip(d["harness"], values):
-        r[key] = v
-    assert bench._side(d, key) == expected
-
-
-def test_bench_side_open_without_requests_or_a_benchmark():
-    """No harness request yet (the benchmark's result as recorded); and the benchmark's result missing (a failed
-    run) with the recorded requests: both open, neither an error."""
-    d = record(bench.JOB.id)
-    d["harness"] = []
-    assert bench._side(d, "ttft") is None
-    d = record(bench.JOB.id)
-    d["bench"]["result"] = None
-    assert bench._side(d, "ttft") is None
 
 
 # --- the prefill-stall analysis

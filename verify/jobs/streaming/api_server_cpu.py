@@ -23,7 +23,7 @@ from verify.job import Claim, Job, verdict_if
 SNIPPET = "lifecycle/server_processes.py"
 MAX_TOKENS = 48
 # concurrency: requests in all (rounds of `concurrency` requests at once)
-LEVELS = {1: 6, 8: 16}
+LEVELS = {1: 3, 8: 8}
 # "Small beside the engine": the API server's CPU per token below this share of the engine's.
 SMALL_SHARE = 0.25
 # Paired rounds of the four batches; which mode runs first alternates between rounds.
