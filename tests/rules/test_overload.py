@@ -68,6 +68,11 @@ def limit_not_held(d):
     d["sdk"]["default"]["limit_held_by"][0]["status"] = None
 
 
+def limit_released_early(d):
+    """The server finished a stream that was to hold the limit before the client had returned."""
+    d["sdk"]["no retries"]["limit_held_by"][1]["ended"] = "by the server"
+
+
 ADMISSION = "admission-limit"
 ROWS = [
     row("admission-limit.flag-known", None, "confirmed"),
@@ -83,6 +88,7 @@ ROWS = [
     row("admission-limit.admitted-whole", an_admitted_answer_cut, "refuted"),
     row("admission-limit.sdk-retries", sdk_tried_once, "refuted"),
     row("admission-limit.sdk-retries", limit_not_held, "inconclusive"),
+    row("admission-limit.sdk-no-retries", limit_released_early, "inconclusive", contains="ended before the client returned"),
     row("admission-limit.sdk-no-retries", sdk_without_retries_slow, "refuted"),
     row("admission-limit.counted", no_admission_counter, "refuted", contains="has no vllm:admission_rejections_total"),
     row("admission-limit.sdk-retries", no_admission_counter, "inconclusive", contains="no vllm:admission_rejections_total"),

@@ -5,7 +5,8 @@ The job launches its own server with --max-num-seqs 1 and --max-num-queued-reqs 
 does not know the flag refuses to start, and that refusal is the observation). It sends BURST
 completions at the same moment (the page's snippet, overload/burst.py), reading /metrics before and
 after. Then, with the limit filled by LIMIT long streams, it calls the openai client (overload/sdk_retry.py)
-once with its default retries and once with none, reading the admission counter around each call.
+once with its default retries and once with none, reading the admission counter around each call; the
+streams are closed once the client has returned, as nothing after that needs them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ LIMIT = 2
 FLAGS = ("--max-num-seqs", "1", "--max-num-queued-reqs", str(LIMIT))
 BURST = 6
 BURST_TOKENS = 32
-FILL_TOKENS = 400  # the streams that hold the limit while the client is called
+FILL_TOKENS = 400  # the streams that hold the limit while the client is called (closed once it returned)
 REFUSED_WITHIN_S = 1.0  # the claim: a refusal comes this soon (the margin covers six client threads starting at once)
 REASON = "max_num_queued_reqs"
 COUNTER = f"vllm:admission_rejections_total{{{REASON}}}"  # as _counters keys it
@@ -94,15 +95,47 @@ def _sdk_call(srv, client, sdk, retries) -> dict:
     from verify.measure import capture
     body = {"model": _watch.MODEL, "prompt": "Write a very long story.", "max_tokens": FILL_TOKENS,
             "ignore_eos": True, "stream": True}
-    fills = [_watch.stream_in_background(srv.api + "/completions", body, 120.0) for _ in range(LIMIT)]
+    end = _hold(srv.api + "/completions", body, LIMIT, 120.0)
     time.sleep(1.0)  # both admitted: one running, one waiting
     before = _counters(client)
     result = sdk.call(srv.api, _watch.MODEL, retries)
     after = _counters(client)
-    held = [f()[0] for f in fills]
+    held = end()
     _idle(client)
     return capture.results("sdk-call", [result], result=result, counters_before=before, counters_after=after,
-                           limit_held_by=[{"status": h.get("status"), "error": h.get("error")} for h in held])
+                           limit_held_by=held)
+
+
+def _hold(url: str, body: dict, n: int, timeout: float):
+    """Start n streams of `body`; the returned function closes them (the server aborts each) and gives each
+    one's status, data lines read, how it ended, or the error that ended it."""
+    import threading
+
+    import httpx
+    stop = threading.Event()
+    held: list[dict] = [{"status": None, "error": None, "data_lines": 0} for _ in range(n)]
+
+    def run(out: dict) -> None:
+        try:
+            with httpx.Client(timeout=timeout) as client, client.stream("POST", url, json=body) as r:
+                out["status"] = r.status_code
+                for line in r.iter_lines():
+                    out["data_lines"] += line.startswith("data: ")
+                    if stop.is_set():  # a waiting stream sees it at its first line, once the one before is closed
+                        break
+                out["ended"] = "closed by the job" if stop.is_set() else "by the server"
+        except httpx.HTTPError as e:
+            out["error"] = f"{type(e).__name__}: {e}"[:200]
+    threads = [threading.Thread(target=run, args=(h,), daemon=True) for h in held]
+    for t in threads:
+        t.start()
+
+    def end() -> list[dict]:
+        stop.set()
+        for t in threads:
+            t.join(timeout + 5)
+        return held
+    return end
 
 
 def _flag_known(d) -> bool:
@@ -213,6 +246,8 @@ def _sdk_call_undecided(d, label: str) -> str | None:
     c = d["sdk"][label]
     if any(h["status"] != 200 for h in c["limit_held_by"]):
         return "the streams meant to hold the limit were not both admitted"
+    if any(h.get("ended") == "by the server" for h in c["limit_held_by"]):
+        return "a stream meant to hold the limit ended before the client returned"
     if COUNTER not in c["counters_after"]:
         return NO_COUNTER + ", so the client's attempts cannot be counted"
     return None
