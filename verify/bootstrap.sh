@@ -79,8 +79,9 @@ else
   step "Python packages already installed ($VENV)"
 fi
 
-# mkdocs-material prints an end-of-life notice on every build (CONTRIBUTING.md, "Two generators").
-export NO_MKDOCS_2_WARNING=1
+# mkdocs-material and properdocs each print an end-of-life notice on every build, each silenced by its
+# own variable (CONTRIBUTING.md, "Two generators").
+export NO_MKDOCS_2_WARNING=1 DISABLE_MKDOCS_2_WARNING=true
 if [ "$mode" = install ]; then
   exit 0
 elif [ "$mode" = site ]; then

@@ -268,8 +268,12 @@ def one_request_waited(data: dict) -> None:
 
 
 def offline_start_exactly_a_quarter_sooner(data: dict) -> None:
-    """The offline start at exactly 75 % of the fastest server start: 25 % sooner, not above it."""
-    fastest = min(data["server"]["starts_s"])
+    """The offline start at exactly 75 % of the fastest server start: 25 % sooner, not above it. The fastest
+    start is first moved down to a quarter second, where some float is exactly 75 % of it (for many a
+    recorded start none is)."""
+    starts = data["server"]["starts_s"]
+    i = starts.index(min(starts))
+    starts[i] = fastest = math.floor(starts[i] * 4) / 4
     data["offline"]["starts_s"] = [exactly(lambda s: 1 - s / fastest, offline_vs_server.STARTS_SOONER_BY,
                                             fastest * 0.75)]
 

@@ -179,8 +179,12 @@ def test_linear_narrowest_spread_at_the_limit(side, expected):
     def set_lo(v):
         b[3]["prefill"] = (v, v + width)
     smallest_hi = min(x["prefill"][1] / x["prompt_tokens"] for x in b[1:3])
-    at, off = _exactly(lambda c: None, 0.0, set_lo, smallest_hi * t, 2 * smallest_hi * t, lambda: _per(b)[1],
-                       sweep.LINEAR_SPREAD)
+    j = next(i for i in (1, 2) if b[i]["prefill"][1] / b[i]["prompt_tokens"] == smallest_hi)
+
+    def set_hi_j(v):  # the cheapest token's greatest, moved by single floats where no lo lands exactly
+        b[j]["prefill"] = (b[j]["prefill"][0], v)
+    at, off = _exactly(set_hi_j, b[j]["prefill"][1], set_lo, smallest_hi * t, 2 * smallest_hi * t,
+                       lambda: _per(b)[1], sweep.LINEAR_SPREAD)
     set_lo(at if side == "at" else _beyond(at, off))
     assert (_per(b)[1] == sweep.LINEAR_SPREAD) == (side == "at")
     assert sweep._linear_side(b) is expected
