@@ -73,11 +73,11 @@ def test_the_command_prints_the_floor_and_each_article():
 def test_a_start_made_as_the_second_engine_counts_at_half(evidence):
     """A server started beside another engine shared the two cores: its slower start counts at half."""
     f = floor(get_profile("cpu"), evidence)
-    group = "server variant api-key"
+    group = "server variant max-num-seqs-1"
     alone = f.starts[group]
     for path in evidence.glob("*/cpu.json"):
         record = json.loads(path.read_text())
-        if record["provenance"].get("server", {}).get("variant") == "api-key":
+        if record["provenance"].get("server", {}).get("variant") == "max-num-seqs-1":
             record["provenance"]["server"]["start_seconds"] = 2 * alone + 20
             record["provenance"]["two_engines"] = {"this_engine_bound_to_cpus": "1",
                                                    "other_engine": "server variant default"}

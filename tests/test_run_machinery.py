@@ -102,9 +102,22 @@ def test_combinable_variants_share_one_start_and_each_record_keeps_its_own_comma
         rec = store.load(job.id, "cpu", tmp_path)
         assert rec["provenance"]["server"]["variant"] == "no-request-log+prompt-tokens-details"  # what it ran under
         assert rec["provenance"]["engine"]["command"] == CPU.command(job.variant)  # what its hash covers
-    # A variant that changes what other jobs observe never shares a start.
+    # A variant that changes what other jobs observe never shares a start, nor do two start groups.
     with pytest.raises(VerifyError, match="cannot share"):
         CPU.command("no-request-log+max-num-seqs-1")
+    with pytest.raises(VerifyError, match="cannot share"):
+        CPU.command("api-key+no-request-log")
+
+
+def test_each_start_group_is_one_start(tmp_path, monkeypatch):
+    jobs = [_fake_job("a-nolog", _one_capture, "no-request-log"),
+            _fake_job("b-key", _one_capture, "api-key"),
+            _fake_job("c-json", _one_capture, "compact-json"),
+            _fake_job("d-tools", _one_capture, "tool-parser")]
+    starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs)
+    assert sorted(starts) == ["api-key+compact-json", "no-request-log+tool-parser"]
+    both = CPU.command("api-key+compact-json")
+    assert "--api-key" in both and "--structured-outputs-config" in both
 
 
 def test_the_variant_command_is_in_provenance_and_in_the_hash():

@@ -51,17 +51,21 @@ class Variant:
     add: tuple[str, ...] = ()
     # Flags of the profile this variant leaves out (a flag and, where it has one, its value).
     remove: tuple[str, ...] = ()
-    # The change touches one thing that the jobs of the other combinable variants do not
-    # observe (a field of the usage object, request log lines): `verify run` serves every
-    # combinable variant of a run by one start with all their flags. Each record keeps the
-    # command it really ran under; its hashed input is its own variant's command.
-    combinable: bool = False
+    # Variants of one start group each change one thing that the jobs of the others in the group
+    # do not observe (a field of the usage object, request log lines, a bearer token those jobs
+    # send): `verify run` serves the group's variants of a run by one start with all their flags.
+    # Each record keeps the command it really ran under; its hashed input is its own variant's command.
+    start_group: str = ""
     # Environment variables the server process gets beside the profile's (a feature switched on
     # by the environment only); they are part of the variant's hashed description.
     env: tuple[tuple[str, str], ...] = ()
     # The profile's own flags: served by the default start, before any other job of the run sends a
     # request to it (a start of its own would cost an engine start and show nothing more).
     before_any_request: bool = False
+
+    @property
+    def combinable(self) -> bool:
+        return bool(self.start_group)
 
     def apply(self, flags: list[str]) -> list[str]:
         out = list(flags)
@@ -74,6 +78,12 @@ class Variant:
         return out + list(self.add)
 
 
+# Start groups (Variant.start_group). Request logging, cached-token usage and tool parsing: no job of
+# one reads what another changes. A bearer token and compact constrained JSON: the compact-JSON job
+# sends the server's key (Server.api_key), and which endpoints want a key is no matter of JSON.
+REQUEST_SIDE = "request-side"
+KEY_AND_JSON = "key-and-json"
+
 VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant(DEFAULT_VARIANT, "the profile as it is"),
     Variant("max-num-seqs-1", "one request at a time: anything more waits in the queue",
@@ -81,23 +91,24 @@ VARIANTS: dict[str, Variant] = {v.name: v for v in (
     Variant("max-num-seqs-4", "at most four requests at once, so a rising load queues",
             add=("--max-num-seqs", "4")),
     Variant("no-request-log", "what an operator sees by default: request logging off",
-            remove=("--enable-log-requests",), combinable=True),
+            remove=("--enable-log-requests",), start_group=REQUEST_SIDE),
     Variant("tiny-kv-cache", "a KV cache too small for the load, so requests are preempted",
             add=("--num-gpu-blocks-override", "17")),
     Variant("small-batch-budget", "a small token budget per step, so long prompts are prefilled in chunks",
             add=("--max-num-batched-tokens", "128")),
     Variant("api-key", "a server that requires a bearer token",
-            add=("--api-key", "verify-local-key")),
+            add=("--api-key", "verify-local-key"), start_group=KEY_AND_JSON),
     Variant("priority", "priority scheduling instead of first come, first served",
             add=("--scheduling-policy", "priority")),
     Variant("prompt-tokens-details", "usage reports cached prompt tokens",
-            add=("--enable-prompt-tokens-details",), combinable=True),
+            add=("--enable-prompt-tokens-details",), start_group=REQUEST_SIDE),
     # pythonic: a parser that needs no special tokens in the tokenizer (hermes looks up
     # <tool_call>, which the embedded model's tokenizer does not have).
     Variant("tool-parser", "tool calls parsed: named, required and auto tool_choice allowed",
-            add=("--enable-auto-tool-choice", "--tool-call-parser", "pythonic"), combinable=True),
+            add=("--enable-auto-tool-choice", "--tool-call-parser", "pythonic"), start_group=REQUEST_SIDE),
     Variant("compact-json", "constrained JSON with no whitespace between its tokens (a server-wide option)",
-            add=("--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}')),
+            add=("--structured-outputs-config", '{"backend": "xgrammar", "disable_any_whitespace": true}'),
+            start_group=KEY_AND_JSON),
     # The profile's own flags; its jobs run first on the default start, so they see the server's
     # first request of each kind.
     Variant("fresh", "a server that has served no request yet", before_any_request=True),
@@ -260,11 +271,11 @@ def get_profile(name: str) -> Profile:
         raise VerifyError(f"unknown profile {name!r} (known profiles: {known})") from None
 
 
-COMBINED = "+"  # joins the names of combinable variants served by one start
+COMBINED = "+"  # joins the names of the variants of one start group served by one start
 
 
 def get_variant(name: str) -> Variant:
-    """A variant by name; "a+b" is one start with the flags of the combinable variants a and b."""
+    """A variant by name; "a+b" is one start with the flags of the variants a and b of one start group."""
     parts = name.split(COMBINED)
     for part in parts:
         if part not in VARIANTS:
@@ -272,17 +283,18 @@ def get_variant(name: str) -> Variant:
     if len(parts) == 1:
         return VARIANTS[name]
     variants = [VARIANTS[p] for p in parts]
-    if not all(v.combinable for v in variants):
-        raise VerifyError(f"server variants {', '.join(p for p in parts if not VARIANTS[p].combinable)} "
-                          "cannot share a start with others")
+    groups = {v.start_group for v in variants}
+    if not all(v.combinable for v in variants) or len(groups) > 1:
+        raise VerifyError(f"server variants {', '.join(parts)} cannot share a start: they are not of one start group")
     return Variant(name, "; ".join(v.purpose for v in variants), add=tuple(f for v in variants for f in v.add),
-                   remove=tuple(f for v in variants for f in v.remove), combinable=True,
+                   remove=tuple(f for v in variants for f in v.remove), start_group=groups.pop(),
                    env=tuple(e for v in variants for e in v.env))
 
 
 def combined_variant(names: list[str]) -> str:
-    """The one start that serves these variants: their names joined when all are combinable."""
+    """The one start that serves these variants: their names joined when all are of one start group."""
     names = sorted(set(names))
-    if len(names) > 1 and not all(get_variant(n).combinable for n in names):
+    if len(names) > 1 and (not all(get_variant(n).combinable for n in names)
+                           or len({get_variant(n).start_group for n in names}) > 1):
         raise VerifyError(f"server variants {', '.join(names)} cannot share a start")
     return COMBINED.join(names)

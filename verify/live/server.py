@@ -52,6 +52,12 @@ class Server:
             return False
 
     @property
+    def api_key(self) -> str:
+        """The bearer token the server was started with (--api-key), or "EMPTY" for a server without one:
+        a variant that shares a start with the bearer-token variant sends it (never recorded)."""
+        return self.argv[self.argv.index("--api-key") + 1] if "--api-key" in self.argv else "EMPTY"
+
+    @property
     def port(self) -> int:
         return httpx.URL(self.url).port or 80
 

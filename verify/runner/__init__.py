@@ -232,11 +232,14 @@ def grouped(jobs: list[Job]) -> dict[str, list[Job]]:
     # Jobs that need a server that has served nothing yet run first on the default start.
     first = [j for j in order if j.engine != OFFLINE and get_variant(j.variant).before_any_request]
     order = [j for j in order if j not in first]
-    # Combinable variants (verify/config/profiles.py) are served by one start with all their flags.
-    combinable = sorted({j.variant for j in order if j.engine != OFFLINE and get_variant(j.variant).combinable})
-    shared = f"server variant {combined_variant(combinable)}" if combinable else None
+    # The variants of one start group (verify/config/profiles.py) are served by one start with all their flags.
+    by_group: dict[str, set[str]] = {}
     for job in order:
-        key = shared if job.engine != OFFLINE and job.variant in combinable else group_key(job)
+        if job.engine != OFFLINE and get_variant(job.variant).combinable:
+            by_group.setdefault(get_variant(job.variant).start_group, set()).add(job.variant)
+    shared = {v: f"server variant {combined_variant(sorted(vs))}" for vs in by_group.values() for v in vs}
+    for job in order:
+        key = shared[job.variant] if job.engine != OFFLINE and job.variant in shared else group_key(job)
         groups.setdefault(key, []).append(job)
     if (first or any(j.server_phase for j in jobs)) and DEFAULT_GROUP not in groups:
         groups[DEFAULT_GROUP] = []

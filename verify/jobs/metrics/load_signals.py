@@ -3,8 +3,8 @@
 A server that runs at most four requests at once (--max-num-seqs 4) is scraped
 every second by a real Prometheus with the page's configuration, recording rules
 and alert rules (evaluated every second). First a quiet stretch (REST_S, 5 s); then closed-loop
-clients, 1, 4, 8 and 12 of them, each level held for a while; then quiet again
-until the alert has resolved. Prometheus' own API gives the alerts' state
+clients, 1, 4, 8 and 12 of them, each level held STEP_S, the last only until the alert fires;
+then quiet again until the alert has resolved. Prometheus' own API gives the alerts' state
 (polled every second) and afterwards the series, one point a second.
 """
 
@@ -99,10 +99,13 @@ def collect(ctx) -> dict:
             c.start()
         poll_alerts_until(REST_S)
         steps = []
+        def firing():
+            return bool(alerts) and any(a["name"] == ALERT and a["state"] == "firing" for a in alerts[-1]["alerts"])
         for k, n in enumerate(LEVELS):
             level["n"] = n
             steps.append({"clients": n, "start_s": round(time.time() - t0, 2)})
-            poll_alerts_until(REST_S + (k + 1) * STEP_S)
+            # The last level has done its part once the alert fires: nothing after that is read before the drain.
+            poll_alerts_until(REST_S + (k + 1) * STEP_S, firing if k == len(LEVELS) - 1 else lambda: False)
         level["n"] = 0
         load_end = round(time.time() - t0, 2)
         stop.set()

@@ -6,7 +6,7 @@ with the sampling fields chat models commonly ship (MODEL_DEFAULTS, written into
 the record). The page's snippet then generates with no SamplingParams and with
 SamplingParams(temperature=0) and with the model's defaults with temperature
 changed; a server started on the same copy answers a chat request that sets only
-temperature, and one that also sets max_tokens.
+temperature, and one that also sets max_tokens, for each prompt (the six requests sent at once).
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ PROMPTS = ["Write a long story about a lighthouse keeper.", "Explain in detail h
            "Describe a busy city market, at length."]
 SERVER_MAX_TOKENS = 40  # a request's own max_tokens, above the model's max_new_tokens
 SAMPLING_PARAMS_MAX_TOKENS = 16  # vLLM's documented default for SamplingParams(max_tokens=...)
+# The server's chat requests, each sent once per prompt: what a request sets beyond the messages and temperature 0.
+SERVER_REQUESTS = (("temperature only", {}), ("temperature and max_tokens", {"max_tokens": SERVER_MAX_TOKENS}))
 
 
 def _model_copy(source: str, folder: str) -> str:
@@ -48,6 +50,8 @@ def collect(ctx) -> dict:
 
 
 def _collect(ctx, model: str) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+
     import httpx
 
     from verify.measure import capture
@@ -60,16 +64,23 @@ def _collect(ctx, model: str) -> dict:
             "server": {}}
     with ctx.server(model=model) as srv:
         name = httpx.get(srv.api + "/models", timeout=10).json()["data"][0]["id"]
-        for label, extra in (("temperature only", {}), ("temperature and max_tokens", {"max_tokens": SERVER_MAX_TOKENS})):
-            answers = []
-            for prompt in PROMPTS:
-                r = httpx.post(srv.api + "/chat/completions", timeout=120, json={
-                    "model": name, "messages": [{"role": "user", "content": prompt}], "temperature": 0, **extra})
-                body = (capture.body(r) or {}) if r.status_code == 200 else {}
-                tokens = (body.get("usage") or {}).get("completion_tokens")
-                answers.append(capture.response(r, tokens=tokens,
-                                                finish_reason=(body.get("choices") or [{}])[0].get("finish_reason")))
-            data["server"][label] = {"request": extra, "answers": answers}
+
+        def answer(extra: dict, prompt: str) -> dict:
+            r = httpx.post(srv.api + "/chat/completions", timeout=120, json={
+                "model": name, "messages": [{"role": "user", "content": prompt}], "temperature": 0, **extra})
+            body = (capture.body(r) or {}) if r.status_code == 200 else {}
+            tokens = (body.get("usage") or {}).get("completion_tokens")
+            return capture.response(r, tokens=tokens,
+                                    finish_reason=(body.get("choices") or [{}])[0].get("finish_reason"))
+
+        # Every request at once: the job reads where each answer stopped and why, which its own request
+        # and the model's defaults decide, not what else the server runs, so none waits for another.
+        requests = [(label, extra, prompt) for label, extra in SERVER_REQUESTS for prompt in PROMPTS]
+        with ThreadPoolExecutor(max_workers=len(requests)) as pool:
+            answers = list(pool.map(lambda r: answer(r[1], r[2]), requests))
+        for label, extra in SERVER_REQUESTS:
+            data["server"][label] = {"request": extra,
+                                     "answers": [a for (lab, _, _), a in zip(requests, answers) if lab == label]}
     return data
 
 

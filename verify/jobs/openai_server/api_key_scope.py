@@ -10,9 +10,8 @@ SNIPPET = "openai-server/which_need_a_key.py"
 def collect(ctx) -> dict:
     from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
-    argv = ctx.server.argv or []
     # The variant's key, read from the command line the server was started with (never recorded).
-    key = argv[argv.index("--api-key") + 1] if "--api-key" in argv else ""
+    key = "" if ctx.server.api_key == "EMPTY" else ctx.server.api_key
     codes = snippet.statuses(ctx.base_url, key)
     # Per endpoint, the two statuses that came back are its events; the capture's status is the one with the key.
     return {"endpoints": {name: capture.results("probe", list(c.values()), statuses=[c["with key"]],

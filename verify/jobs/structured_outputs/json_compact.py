@@ -18,7 +18,8 @@ def collect(ctx) -> dict:
 
     from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
-    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    # The server may share its start with the bearer-token variant (verify/config/profiles.py): send its key.
+    client = OpenAI(base_url=ctx.base_url, api_key=ctx.server.api_key, max_retries=0)
     # Seeded: the verdict is about these answers, and a run on the same release gives them again.
     answers = [dict(zip(("text", "finish_reason"), snippet.ask(client, DEFAULT, max_tokens=MAX_TOKENS, seed=seed)))
                for seed in SEEDS]

@@ -2,6 +2,10 @@
 
 The model is a 135M one: these rules settle whether a call is well formed (it parses and matches
 the tool's schema) and where it lands, never whether calling that tool was a good idea.
+
+The seeded samples of the three tool_choice values are sent at once (every request of that batch
+seeded: the older CPU sampler drops all seeds of a batch that holds an unseeded request); then the
+greedy ones, the cut call and the named call streamed twice, at once. No claim is about the order.
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ def _message(m, finish) -> dict:
 
 
 def collect(ctx) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+
     from openai import OpenAI
 
     from verify.measure import capture, sse
@@ -31,20 +37,34 @@ def collect(ctx) -> dict:
     streaming = ctx.snippet(STREAM_SNIPPET)
     client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
     out = {"tools": {t["function"]["name"]: t["function"]["parameters"] for t in tools.TOOLS}}
-    for name, choice in (("named", tools.NAMED), ("required", "required"), ("auto", "auto")):
-        # Seeded: each verdict is about these answers, and a run on the same release gives them again.
-        answers = [_message(*tools.call(client, choice, seed=seed)) for seed in range(SAMPLES)]
+    choices = (("named", tools.NAMED), ("required", "required"), ("auto", "auto"))
+    # Seeded: each verdict is about these answers, and a run on the same release gives them again.
+    # Independent samples, all seeded, sent at once; no unseeded or greedy request joins their batch.
+    with ThreadPoolExecutor(len(choices) * SAMPLES) as pool:
+        asked = {name: [pool.submit(tools.call, client, choice, seed=seed) for seed in range(SAMPLES)]
+                 for name, choice in choices}
+    for name, choice in choices:
+        answers = [_message(*f.result()) for f in asked[name]]
         out[name] = capture.results("answers", answers, samples=answers, tool_choice=choice, seeds=list(range(SAMPLES)))
-    cut = client.chat.completions.create(
-        model="chat", messages=[{"role": "user", "content": tools.QUESTION}], tools=tools.TOOLS,
-        tool_choice="required", max_tokens=CUT_MAX_TOKENS, temperature=0)
-    cut_answer = [_message(cut.choices[0].message, cut.choices[0].finish_reason)]
+
+    def cut():
+        return client.chat.completions.create(
+            model="chat", messages=[{"role": "user", "content": tools.QUESTION}], tools=tools.TOOLS,
+            tool_choice="required", max_tokens=CUT_MAX_TOKENS, temperature=0)
+
+    # The greedy requests at once: the cut call, and the streamed named call twice: raw, as it came
+    # over the wire, and through the page's snippet.
+    with ThreadPoolExecutor(3) as pool:
+        cut_asked = pool.submit(cut)
+        raw = pool.submit(sse.capture, ctx.base_url + "/chat/completions", {
+            "model": "chat", "messages": [{"role": "user", "content": tools.QUESTION}], "tools": tools.TOOLS,
+            "tool_choice": tools.NAMED, "max_tokens": 80, "temperature": 0, "stream": True})
+        through_snippet = pool.submit(streaming.stream_call, client, tools.TOOLS, tools.NAMED, tools.QUESTION)
+    c = cut_asked.result()
+    cut_answer = [_message(c.choices[0].message, c.choices[0].finish_reason)]
     out["cut"] = capture.results("answers", cut_answer, samples=cut_answer, max_tokens=CUT_MAX_TOKENS)
-    # The streamed named call twice: raw, as it came over the wire, and through the page's snippet.
-    out["stream"] = sse.capture(ctx.base_url + "/chat/completions", {
-        "model": "chat", "messages": [{"role": "user", "content": tools.QUESTION}], "tools": tools.TOOLS,
-        "tool_choice": tools.NAMED, "max_tokens": 80, "temperature": 0, "stream": True})
-    deltas, calls = streaming.stream_call(client, tools.TOOLS, tools.NAMED, tools.QUESTION)
+    out["stream"] = raw.result()
+    deltas, calls = through_snippet.result()
     out["snippet_stream"] = capture.results("tool calls", calls, deltas=len(deltas), calls=calls)
     return out
 
