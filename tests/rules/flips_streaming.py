@@ -132,7 +132,12 @@ def first_token_waits_as_long_as_decode(d: dict) -> None:
 
 
 def _burst_without_n(d: dict, mode: str) -> None:
-    """curl without -N holds the whole stream back and writes it in one read when it ends."""
+    """curl without -N holds the whole stream back and writes it in one read when it ends. Where the record
+    has fewer runs with -N (collect() skips them once those without -N settle "no burst"), they are made
+    up with copies of its first: with bursts without -N, collect() would have run them."""
+    with_n = d["runs"][f"with_n_{mode}"]
+    while with_n and len(with_n) < len(d["runs"][f"without_n_{mode}"]):
+        with_n.append(copy.deepcopy(with_n[0]))
     for run in d["runs"][f"without_n_{mode}"]:
         last = max(x["t"] for x in run["lines"])
         for line in run["lines"]:

@@ -185,7 +185,8 @@ def test_linear_narrowest_spread_at_the_limit(side, expected):
         b[j]["prefill"] = (b[j]["prefill"][0], v)
     at, off = _exactly(set_hi_j, b[j]["prefill"][1], set_lo, smallest_hi * t, 2 * smallest_hi * t,
                        lambda: _per(b)[1], sweep.LINEAR_SPREAD)
-    set_lo(at if side == "at" else _beyond(at, off))
+    # Just over: the nearest float that takes the spread off the limit (neighbours may give the same quotient).
+    set_lo(at if side == "at" else _first_past(set_lo, at, off, lambda: _per(b)[1], sweep.LINEAR_SPREAD))
     assert (_per(b)[1] == sweep.LINEAR_SPREAD) == (side == "at")
     assert sweep._linear_side(b) is expected
 

@@ -14,14 +14,15 @@ MESSAGES = {
 
 
 def collect(ctx) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+
     import httpx
 
     from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
-    out = {}
     root = ctx.server.url
     with httpx.Client(timeout=60) as client:
-        for name, messages in MESSAGES.items():
+        def one(messages):
             counts = snippet.count_prompt_tokens(ctx.base_url, messages)
             r = client.post(ctx.base_url + "/chat/completions",
                             json={"model": "chat", "messages": messages, "max_tokens": 12, "temperature": 0,
@@ -33,10 +34,15 @@ def collect(ctx) -> dict:
             def detokenize(token_ids):
                 answer = client.post(root + "/detokenize", json={"model": "chat", "tokens": token_ids})
                 return (capture.body(answer) or {}).get("prompt")
-            out[name] = capture.response(r, counts=counts, usage=body.get("usage"),
-                                         text=(choice.get("message") or {}).get("content"),
-                                         finish_reason=choice.get("finish_reason"), completion_token_ids=ids,
-                                         detokenized=detokenize(ids), last_token_alone=detokenize(ids[-1:]))
+            return capture.response(r, counts=counts, usage=body.get("usage"),
+                                    text=(choice.get("message") or {}).get("content"),
+                                    finish_reason=choice.get("finish_reason"), completion_token_ids=ids,
+                                    detokenized=detokenize(ids), last_token_alone=detokenize(ids[-1:]))
+        # Each prompt's counts, answer and detokenisation are its own: the prompts go out at once (the job
+        # shares its server with others anyway, so no answer here was ever alone).
+        with ThreadPoolExecutor(len(MESSAGES)) as pool:
+            sent = {name: pool.submit(one, messages) for name, messages in MESSAGES.items()}
+        out = {name: f.result() for name, f in sent.items()}
         # What the model really reads for the shortest prompt: the template's output, detokenised.
         ids = client.post(root + "/tokenize", json={"model": "chat", "messages": MESSAGES["short"],
                                                    "add_generation_prompt": True}).json()["tokens"]

@@ -20,12 +20,26 @@ def _body(stream=True):
 
 
 def collect(ctx) -> dict:
+    from concurrent.futures import ThreadPoolExecutor
+
     import httpx
 
     from verify.measure import capture, sse
     url = ctx.base_url + "/chat/completions"
     snippet = ctx.snippet(SNIPPETS[0])
-    stream = sse.capture(url, _body())
+
+    def raw():
+        # The same request read as raw bytes in small pieces.
+        with httpx.Client(timeout=60) as c, c.stream("POST", url, json=_body()) as r:
+            return list(r.iter_raw(chunk_size=RAW_PIECE_BYTES)), r.status_code
+
+    # The choice constraint allows only the target text, so the three requests answer alike however the
+    # engine batches them: they go out at once.
+    with ThreadPoolExecutor(3) as pool:
+        streamed, raw_read = pool.submit(sse.capture, url, _body()), pool.submit(raw)
+        non_streamed_sent = pool.submit(httpx.post, url, json=_body(stream=False), timeout=60)
+    stream, (pieces, raw_status), response = streamed.result(), raw_read.result(), non_streamed_sent.result()
+    raw_body = capture.results("raw-body", [p for p in pieces if p], statuses=[raw_status])
     per_chunk = [{"content": c["choices"][0]["delta"].get("content"), "token_ids": c["choices"][0].get("token_ids"),
                   "finish_reason": c["choices"][0].get("finish_reason")}
                  for c in transcript.chunks(stream["lines"]) if c.get("choices")]
@@ -37,14 +51,9 @@ def collect(ctx) -> dict:
         decoded = iter(per_token)
         for c in per_chunk:
             c["tokens_decoded_alone"] = [next(decoded) for _ in (c["token_ids"] or [])]
-        # The same request read as raw bytes in small pieces.
-        with client.stream("POST", url, json=_body()) as r:
-            pieces = list(r.iter_raw(chunk_size=RAW_PIECE_BYTES))
-            raw_body = capture.results("raw-body", [p for p in pieces if p], statuses=[r.status_code])
     def sse_text(body_text):
         lines = [{"line": line} for line in body_text.splitlines()]
         return snippet.by_concatenation([transcript.chunk_text(c) for c in transcript.chunks(lines)])
-    response = httpx.post(url, json=_body(stream=False), timeout=60)
     answer = capture.body(response) or {}
     # An error answer has no choices: its capture (its status) fails, and nothing is concluded.
     non_streamed = answer["choices"][0]["message"]["content"] if isinstance(answer, dict) and answer.get("choices") \

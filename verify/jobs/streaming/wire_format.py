@@ -1,14 +1,18 @@
 """The raw SSE wire format, captured with the page's own curl commands, with arrival times.
 
 The four ways of running curl run in interleaved rounds of up to TRIALS. A way of writing the output
-(terminal or pipe) stops being run once the rounds still to come could not move either median
-spread across BURST_S, whatever they measure (two rounds at the earliest: one leaves the median of
-three unbounded); the record keeps why the rounds stopped, and a rule given fewer runs than settle
-it is inconclusive.
+(terminal or pipe) stops being run once the runs still to come could not move either median
+spread across BURST_S, whatever they measure (two runs at the earliest: one leaves the median of
+three unbounded). That is checked before every run, and each round runs the command without -N
+first: once its median is settled above BURST_S the verdict is "no burst" whatever the runs with
+-N would measure, and they are not run. The chat transcript is the page's command into a pipe, so
+it is also the first run with -N into a pipe. The record keeps why the rounds stopped, and a rule
+given fewer runs than settle it is inconclusive.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 
@@ -31,8 +35,9 @@ def _run(ctx, script: str, terminal: bool, drop_n: bool = False) -> dict:
     return timed_output(["bash", "-c", source], env, terminal=terminal)
 
 
-VARIANTS = (("with_n_pipe", False, False), ("without_n_pipe", False, True),
-            ("with_n_terminal", True, False), ("without_n_terminal", True, True))
+# Without -N first in each mode: its runs alone can settle "no burst" (see _side).
+VARIANTS = (("without_n_pipe", False, True), ("with_n_pipe", False, False),
+            ("without_n_terminal", True, True), ("with_n_terminal", True, False))
 
 
 MODES = ("pipe", "terminal")
@@ -42,13 +47,14 @@ def collect(ctx) -> dict:
     data = {"chat": _run(ctx, SNIPPETS[0], terminal=False),
             "completions": _run(ctx, SNIPPETS[1], terminal=False),
             "runs": {key: [] for key, _, _ in VARIANTS}}
+    # The transcript is the same command into a pipe: the first round's run with -N into a pipe.
+    data["runs"]["with_n_pipe"].append(copy.deepcopy(data["chat"]))
     for round_ in range(TRIALS):  # interleaved, so drift in server speed hits every variant alike
-        open_modes = [m for m in MODES if _side(data, m) is None]
-        if not open_modes:
-            break
         for key, terminal, drop in VARIANTS:
-            if key.rsplit("_", 1)[1] in open_modes:
-                data["runs"][key].append(_run(ctx, SNIPPETS[0], terminal=terminal, drop_n=drop))
+            # A run is skipped once the runs so far fix its mode's verdict, whatever the rest measure.
+            if len(data["runs"][key]) > round_ or _side(data, key.rsplit("_", 1)[1]) is not None:
+                continue
+            data["runs"][key].append(_run(ctx, SNIPPETS[0], terminal=terminal, drop_n=drop))
     data["stopped"] = {"rounds": max(len(runs) for runs in data["runs"].values()), "max_rounds": TRIALS,
                        "why": "; ".join(f"{m}: {_side(data, m) or 'open'}" for m in MODES)}
     return data
@@ -125,8 +131,12 @@ def _burst(d, mode):
                                 f"median spreads against {BURST_S * 1000:.0f} ms")
     without = upper_median(sp[f"without_n_{mode}"])
     with_n = upper_median(sp[f"with_n_{mode}"])
+    n_without, n_with = len(sp[f"without_n_{mode}"]), len(sp[f"with_n_{mode}"])
     each = f"{TRIALS} interleaved runs each" if runs >= TRIALS else (
-        f"{runs} interleaved runs each, of up to {TRIALS}: the rest could not have changed the verdict")
+        f"{runs} interleaved runs each, of up to {TRIALS}: the rest could not have changed the verdict"
+        if n_without == n_with else
+        f"{n_without} interleaved runs without -N and {n_with} with -N, of up to {TRIALS} each: the rest could "
+        f"not have changed the verdict")
     return verdict_if(without <= BURST_S and with_n > BURST_S,
                       f"{mode}: median spread of line arrivals {without * 1000:.0f} ms without -N, "
                       f"{with_n * 1000:.0f} ms with -N ({each}; burst means <= {BURST_S * 1000:.0f} ms)")
