@@ -2,11 +2,11 @@
 
 The job launches its own server (with the given --shutdown-timeout, or none: vLLM's default) and
 nginx in front of it (the streaming article's nginx-streaming set-up), waits until the server
-answers, starts one stream of STREAM_TOKENS tokens directly and one through nginx, and IN_FLIGHT_S
-later sends SIGTERM to the API server process (what Kubernetes sends to a container's first
-process). Until the process exits, /health and /v1/models are polled every POLL_S (directly, and
-/health through nginx too) and /metrics read once; NEW_REQUEST_AFTER_S after the signal one new
-completion is sent directly and one through nginx.
+answers, starts one stream of stream_tokens tokens (STREAM_TOKENS unless the job gives its own)
+directly and one through nginx, and IN_FLIGHT_S later sends SIGTERM to the API server process (what
+Kubernetes sends to a container's first process). Until the process exits, /health and /v1/models
+are polled every POLL_S (directly, and /health through nginx too) and /metrics read once;
+NEW_REQUEST_AFTER_S after the signal one new completion is sent directly and one through nginx.
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ STREAM_READ_TIMEOUT_S = 15.0
 EXIT_LIMIT_S = 45.0
 
 
-def drain(ctx, shutdown_timeout_s: int | None, read_timeout_s: float = STREAM_READ_TIMEOUT_S) -> dict:
+def drain(ctx, shutdown_timeout_s: int | None, read_timeout_s: float = STREAM_READ_TIMEOUT_S,
+          stream_tokens: int = STREAM_TOKENS) -> dict:
     import os
     import signal
     import time
@@ -36,7 +37,7 @@ def drain(ctx, shutdown_timeout_s: int | None, read_timeout_s: float = STREAM_RE
     from verify.measure import capture
     look = ctx.snippet(_watch.SNIPPET)
     flags = ("--shutdown-timeout", str(shutdown_timeout_s)) if shutdown_timeout_s is not None else ()
-    data: dict = {"shutdown_timeout_flag": list(flags), "stream_tokens": STREAM_TOKENS, "proxy": PROXY,
+    data: dict = {"shutdown_timeout_flag": list(flags), "stream_tokens": stream_tokens, "proxy": PROXY,
                   "read_timeout_s": read_timeout_s}
     with ctx.launch(flags) as srv:
         polls, ready_s = _watch.wait_ready(ctx, srv, look)
@@ -45,7 +46,7 @@ def drain(ctx, shutdown_timeout_s: int | None, read_timeout_s: float = STREAM_RE
         if ready_s is None:
             return data
         body = {"model": _watch.MODEL, "prompt": "Write a long story about a lighthouse.",
-                "max_tokens": STREAM_TOKENS, "ignore_eos": True, "stream": True,
+                "max_tokens": stream_tokens, "ignore_eos": True, "stream": True,
                 "stream_options": {"include_usage": True}}
         new_body = {"model": _watch.MODEL, "prompt": "Hi", "max_tokens": NEW_REQUEST_TOKENS}
         with ctx.proxy(PROXY, srv.port) as proxy, httpx.Client(base_url=srv.url, timeout=10.0) as direct, \

@@ -1,8 +1,9 @@
 """SIGTERM with --shutdown-timeout set: the drain, and a Deployment whose numbers fit it.
 
-The sequence is verify/jobs/health/_drain.py's, on a server started with --shutdown-timeout
-SHUTDOWN_TIMEOUT_S. The job also reads the page's Deployment (snippets/health/deployment.yaml) and
-records its probe, preStop and grace-period numbers beside the start-up and drain it measured.
+The sequence is verify/jobs/health/_drain.py's, with streams of STREAM_TOKENS tokens, on a server
+started with --shutdown-timeout SHUTDOWN_TIMEOUT_S. The job also reads the page's Deployment
+(snippets/health/deployment.yaml) and records its probe, preStop and grace-period numbers beside the
+start-up and drain it measured.
 """
 
 from __future__ import annotations
@@ -10,6 +11,10 @@ from __future__ import annotations
 from verify.job import OFFLINE, Claim, Job, verdict_if
 
 SHUTDOWN_TIMEOUT_S = 30
+# The streams must still be generating well after SIGTERM (/metrics is read 1 s after it, /health polled
+# every 0.2 s while they drain), not for long: 160 tokens drained for 10-11.6 s after it in the records (first
+# token up to 1.9 s late on an old release), so 80 leave several seconds of drain.
+STREAM_TOKENS = 80
 MANIFEST = "health/deployment.yaml"
 EXIT_AFTER_STREAMS_S = 10.0  # the claim: the process exits this soon after the last stream ended (teardown)
 STARTUP_MARGIN = 3.0  # the startup probe's budget must exceed the measured start-up this many times
@@ -17,7 +22,7 @@ STARTUP_MARGIN = 3.0  # the startup probe's budget must exceed the measured star
 
 def collect(ctx) -> dict:
     from verify.jobs.health import _drain
-    data = _drain.drain(ctx, shutdown_timeout_s=SHUTDOWN_TIMEOUT_S)
+    data = _drain.drain(ctx, shutdown_timeout_s=SHUTDOWN_TIMEOUT_S, stream_tokens=STREAM_TOKENS)
     data["manifest"] = _manifest_numbers(ctx.snippet_path(MANIFEST).read_text(encoding="utf-8"))
     return data
 

@@ -21,7 +21,10 @@ def collect(ctx) -> dict:
     from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
     root = ctx.server.url
-    with httpx.Client(timeout=60) as client:
+    # A connection of its own for each request: a pooled one left idle while the batch's longest answer runs
+    # can be closed by the server's keep-alive timeout just as the next request takes it ("Server disconnected
+    # without sending a response").
+    with httpx.Client(timeout=60, limits=httpx.Limits(max_keepalive_connections=0)) as client:
         def one(messages):
             counts = snippet.count_prompt_tokens(ctx.base_url, messages)
             r = client.post(ctx.base_url + "/chat/completions",

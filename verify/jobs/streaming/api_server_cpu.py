@@ -22,8 +22,9 @@ from verify.job import Claim, Job, verdict_if
 
 SNIPPET = "lifecycle/server_processes.py"
 MAX_TOKENS = 48
-# concurrency: requests in all (rounds of `concurrency` requests at once)
-LEVELS = {1: 3, 8: 8}
+# concurrency: requests in all (rounds of `concurrency` requests at once). The rule reads CPU per token, and the
+# API server's is read by its process clock to the nanosecond, so one at a time needs no third request.
+LEVELS = {1: 2, 8: 8}
 # "Small beside the engine": the API server's CPU per token below this share of the engine's.
 SMALL_SHARE = 0.25
 # Paired rounds of the four batches; which mode runs first alternates between rounds.

@@ -22,11 +22,16 @@ MAX_TOKENS = 60
 def collect(ctx) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
+    import httpx
     from openai import OpenAI
 
     from verify.measure import capture
     snippet = ctx.snippet(SNIPPET)
-    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    # A connection of its own for each request: a pooled one left idle while the batch's longest answer runs
+    # can be closed by the server's keep-alive timeout just as the next request takes it ("Server disconnected
+    # without sending a response").
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0,
+                    http_client=httpx.Client(timeout=120, limits=httpx.Limits(max_keepalive_connections=0)))
 
     def one(way):
         return dict(zip(("text", "finish_reason"), snippet.ask(client, way, max_tokens=MAX_TOKENS)))

@@ -30,12 +30,17 @@ def _message(m, finish) -> dict:
 def collect(ctx) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
+    import httpx
     from openai import OpenAI
 
     from verify.measure import capture, sse
     tools = ctx.snippet(SNIPPET)
     streaming = ctx.snippet(STREAM_SNIPPET)
-    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0)
+    # A connection of its own for each request: a pooled one left idle while the batch's longest answer runs
+    # can be closed by the server's keep-alive timeout just as the next request takes it ("Server disconnected
+    # without sending a response").
+    client = OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0,
+                    http_client=httpx.Client(timeout=120, limits=httpx.Limits(max_keepalive_connections=0)))
     out = {"tools": {t["function"]["name"]: t["function"]["parameters"] for t in tools.TOOLS}}
     choices = (("named", tools.NAMED), ("required", "required"), ("auto", "auto"))
     # Seeded: each verdict is about these answers, and a run on the same release gives them again.
