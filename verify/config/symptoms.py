@@ -42,7 +42,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "streaming/probe.sh", "the delivery row says in blocks, and the probe exits with status 3",
             ("proxy-buffering.nginx-tls", "other-proxies.haproxy-default", "proxy-buffering.server-unaffected",
              "proxy-buffering.nginx-tls-streaming"),
-            "Turn off response buffering on the proxy for the streaming route.", "streaming.md#experiment-4",
+            "Give the streaming route the proxy's streaming settings: for nginx with TLS, proxy_buffering off "
+            "with HTTP/1.1 (measured together); for HAProxy over plain HTTP, option http-no-delay.",
+            "streaming.md#experiment-4",
             fix_snippet="nginx/tls-streaming.conf", probe_checks=("delivery",)),
     Symptom("stream-ends-without-done", "A stream stops with no finish_reason and no [DONE]", GROUPS[0],
             "streaming/safe_stream.py", "the stream ends without a finish reason, and the function raises",
@@ -89,19 +91,22 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "symptoms/watch_drain.sh", "the drain row counts the completions that failed and their statuses",
             ("drain-abort.nginx-502", "drain-grace.new-request-500", "drain-abort.streams-cut",
              "drain-grace.streams-finish"),
-            "Give the server a shutdown timeout, a preStop pause and a grace period that covers both.",
+            "Give the server a shutdown timeout, a preStop pause and a grace period that covers both and the "
+            "teardown after them.",
             "health.md#in-production", fix_snippet="health/deployment.yaml", probe_checks=("drain",)),
     Symptom("ready-but-hangs", "Requests hang on a pod that is Ready", GROUPS[1],
             "health/look.py", "/health answers 200 while a completion gets no answer before its timeout",
             ("health-probes.stall-health-200", "health-probes.stall-request-hangs",
              "health-probes.stall-metrics-blind"),
-            "Probe with a one-token completion and a timeout, not /health alone.", "health.md#in-production",
-            fix_snippet="health/deployment.yaml"),
-    Symptom("health-503", "/health answers 503", GROUPS[1],
+            "Watch for it with a one-token completion and a timeout: /health alone does not see it (the "
+            "Deployment the page shows probes /health only). On 0.27.0 to 0.31.0 the same happened at start-up, "
+            "for a while after /health first answered 200.", "health.md#in-production"),
+    Symptom("health-503", "/health answers 503, then the port refuses connections", GROUPS[1],
             "symptoms/health.sh", "the status of /health",
             ("health-probes.dead-health-503", "health-probes.dead-request-5xx", "health-probes.dead-exits",
              "health-probes.dead-exit-code-zero"),
-            "The engine has died: restart the pod (restartPolicy Always; the process exits with code 0).",
+            "The engine has died: the process exits by itself within a second, with code 0, so restart on any "
+            "exit (restartPolicy Always, as a Deployment's pods have), not only on failure.",
             "health.md#in-production", fix_snippet="health/deployment.yaml", probe_checks=("health",)),
     Symptom("refused-while-starting", "Connection refused while the server starts, never a 503", GROUPS[1],
             "health/look.py", "the port refuses connections until /health first answers 200",
@@ -114,8 +119,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "overload/burst.py", "some requests of a burst get 503 within a second",
             ("admission-limit.refused-503", "admission-limit.counts-running", "admission-limit.no-retry-after",
              "admission-limit.sdk-retries"),
-            "--max-num-queued-reqs counts running requests too: set it to --max-num-seqs plus the queue you "
-            "accept, and retry on another instance.", "overload.md#admission-limit"),
+            "--max-num-queued-reqs (0.29.0 on) counts running requests too: so, by inference, set it to "
+            "--max-num-seqs plus the queue you accept; retry on another instance.", "overload.md#admission-limit"),
     Symptom("prefill-backlog-503", "503 \"The engine has reached its prefill token backlog limit\"", GROUPS[2],
             "overload/burst.py", "requests of a burst past the prompts already waiting get 503",
             ("queued-tokens.refused-503", "queued-tokens.cut-after-crossing", "queued-tokens.counted"),
@@ -130,25 +135,30 @@ SYMPTOMS: tuple[Symptom, ...] = (
             GROUPS[2], "symptoms/waiting.promql", "requests waiting above zero while the burst lasts",
             ("queue-grows.none-refused", "queue-grows.ttft-arithmetic", "load-signals.ttft-moves-with-queue",
              "max-num-seqs-queue.waiting-count"),
-            "Alert on the waiting queue, and bound it with an admission limit.", "overload.md#default-queue",
+            "Alert on the waiting queue, and bound it with an admission limit (--max-num-queued-reqs, 0.29.0 "
+            "on; 0.27.0 and 0.28.0 refuse to start with it).", "overload.md#default-queue",
             fix_snippet="metrics/alert-rules.yml"),
     Symptom("stream-pauses-on-long-prompt", "A stream pauses when someone sends a long prompt", GROUPS[2],
             "prefill-decode/long_prompt_meets_stream.py", "the longest gap between tokens lasts about the "
             "long prompt's prefill",
             ("prefill-stall.decode-waits", "prefill-stall-chunked.stall-bounded"),
-            "Lower --max-num-batched-tokens so long prompts are prefilled in chunks between decode steps.",
+            "On 0.32.0, lower --max-num-batched-tokens so long prompts are prefilled in chunks between decode "
+            "steps; on 0.27.0 to 0.31.0 a budget of 128 did not bound the pause.",
             "prefill-decode.md#prefill-stall"),
     # --- Errors and answers ----------------------------------------------------------------------------
     Symptom("maximum-context-length", "400 \"This model's maximum context length is ...\"", GROUPS[3],
             "lifecycle/count_prompt_tokens.py", "the prompt's tokens with the chat template, as the server counts",
             ("request-endings.rejected-before-engine", "request-handling.max-tokens-shrunk",
              "tokenisation.template-adds-tokens"),
-            "Count the prompt with /tokenize (the template adds tokens) and shorten it.",
+            "On 0.32.0 the prompt alone is over the context: count it with /tokenize (the template adds "
+            "tokens) and shorten it. On 0.27.0 to 0.31.0 the same 400 also comes when the prompt plus "
+            "max_tokens is over it: lower max_tokens too.",
             "openai-server.md#context-limit", fix_snippet="lifecycle/count_prompt_tokens.py"),
     Symptom("model-does-not-exist", "404 \"The model ... does not exist\"", GROUPS[3],
             "symptoms/models.sh", "the model names the server serves",
             ("lora-served.unknown-name", "lora-runtime.unloaded-404", "lora-runtime-off.not-found"),
-            "Use a name /v1/models lists; load an adapter before naming it.", "lora.md#adapters-are-models",
+            "Use a name /v1/models lists; load an adapter before naming it (/v1/load_lora_adapter needs "
+            "VLLM_ALLOW_RUNTIME_LORA_UPDATING=True, or it answers 404 Not Found).", "lora.md#adapters-are-models",
             fix_snippet="lora/runtime.py"),
     Symptom("tool-choice-400", "400 \"auto\" tool choice requires --enable-auto-tool-choice", GROUPS[3],
             "structured-outputs/tools.py", "on a server without a tool-call parser, call() raises a 400 that names "
@@ -172,8 +182,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
     Symptom("different-answers", "The same request gives different answers", GROUPS[3],
             "sampling/repeat_and_batch.py", "the same request, repeated, with and without a seed",
             ("reproducibility.unseeded-varies", "reproducibility.seed-in-a-row",
-             "reproducibility.greedy-among-others", "lora-batching.base-changed"),
-            "Set temperature 0 or a seed; on the CPU build, expect base-model answers to change beside "
+             "reproducibility.greedy-among-others", "reproducibility.seed-among-others", "lora-batching.base-changed"),
+            "Set temperature 0, or a seed (on the CPU build a seed held among other requests from 0.29.0 on, "
+            "not on 0.27.0 and 0.28.0); on the CPU build, expect base-model answers to change beside "
             "adapter requests.", "sampling.md#reproducibility", fix_snippet="sampling/repeat_and_batch.py"),
     Symptom("unauthorized-401", "401 on /v1 while /metrics and /health answer", GROUPS[3],
             "openai-server/which_need_a_key.py", "which endpoints answer without the key",

@@ -259,7 +259,7 @@ def release_changes(older, newer, verdicts: list, moved: list, compared: tuple[i
     both, total = compared
     intro = (f'\n<div class="verify-summary" id="releases-compared">Compared: vLLM {text(older.release)} '
              f'(profile <code>{text(older.name)}</code>) and vLLM {text(newer.release)} (profile '
-             f'<code>{text(newer.name)}</code>), same machine, model and flags. {both} of {total} jobs have fresh '
+             f'<code>{text(newer.name)}</code>), same model and flags, on 2-core machines (each record names its CPU). {both} of {total} jobs have fresh '
              f'records on both; {_count(len(verdicts), "claim")} changed verdict; '
              f'{_count(len(moved), "figure")} moved beyond tolerance.</div>\n')
     rows = []
