@@ -9,8 +9,12 @@ API_KEY = os.environ.get("VLLM_API_KEY", "")
 ENDPOINTS = [("GET", "/v1/models", None),
              ("POST", "/v1/chat/completions", {"model": "chat", "max_tokens": 1,
                                                "messages": [{"role": "user", "content": "Hi"}]}),
+             ("POST", "/v1/completions", {"model": "chat", "max_tokens": 1, "prompt": "Hi"}),
              ("GET", "/health", None), ("GET", "/version", None), ("GET", "/metrics", None),
-             ("POST", "/tokenize", {"model": "chat", "prompt": "Hi"})]
+             ("POST", "/tokenize", {"model": "chat", "prompt": "Hi"}),
+             # Outside /v1, and it generates: the SageMaker-style route takes the same chat body.
+             ("POST", "/invocations", {"model": "chat", "max_tokens": 1,
+                                       "messages": [{"role": "user", "content": "Hi"}]})]
 
 
 def statuses(base_url: str, api_key: str) -> dict:

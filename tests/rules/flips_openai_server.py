@@ -18,7 +18,13 @@ def openai_error_types(d: dict) -> None:
             error["type"] = "invalid_request_error"
 
 
+def invocations_guarded(d: dict) -> None:
+    """api-key-scope.invocations-generates: a release whose key guards /invocations as well."""
+    d["endpoints"]["POST /invocations"]["without key"] = 401
+
+
 HAND_FLIPS: dict[str, Callable[[dict], None]] = {
+    "api-key-scope.invocations-generates": invocations_guarded,
     "launch-path.deprecated": module_launch_not_deprecated,
     "request-handling.error-types-differ": openai_error_types,
 }

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.rules._records import PROFILES, cases, check, compact, decide_edited, edit_chunks, record, row
-from tests.rules.flips_health import models_ready_a_poll_later
+from tests.rules.flips_health import every_stream_told_abort, models_ready_a_poll_later
 
 # --- edits of a recorded stream (its raw lines, as the server sent them) ---------------------------------
 
@@ -17,6 +17,15 @@ def _finish(raw: dict, tokens: int) -> None:
     """The stream ends as a finished one: a last chunk with finish reason length and usage, then [DONE]."""
     t = raw["lines"][-1]["t"] if raw["lines"] else 0.0
     end = {"choices": [{"index": 0, "text": "", "finish_reason": "length"}], "usage": {"completion_tokens": tokens}}
+    raw["lines"] = [x for x in raw["lines"] if "error" not in x["line"] and x["line"] != "data: [DONE]"]
+    raw["lines"] += [{"t": t, "line": compact(end)}, {"t": t, "line": "data: [DONE]"}]
+    raw["error"] = None
+
+
+def _told_abort(raw: dict) -> None:
+    """The stream is told, as one 0.32.0 trial was: a last chunk with finish reason abort, then [DONE]."""
+    t = raw["lines"][-1]["t"] if raw["lines"] else 0.0
+    end = {"choices": [{"index": 0, "text": "", "finish_reason": "abort"}]}
     raw["lines"] = [x for x in raw["lines"] if "error" not in x["line"] and x["line"] != "data: [DONE]"]
     raw["lines"] += [{"t": t, "line": compact(end)}, {"t": t, "line": "data: [DONE]"}]
     raw["error"] = None
@@ -154,6 +163,10 @@ def one_trial_missing(d):
     d["trials"].pop()
 
 
+def one_stream_told_abort(t):
+    _told_abort(_streams(t)[0]["stream"])
+
+
 # --- drain-grace -------------------------------------------------------------------------------------------
 
 
@@ -236,6 +249,11 @@ ROWS = [
     row("drain-abort.streams-cut", _first(stream_finished_on_sigterm), "refuted"),
     row("drain-abort.streams-cut", _first(stream_idle_before_sigterm), "inconclusive"),
     row("drain-abort.streams-cut", one_trial_missing, "inconclusive"),
+    row("drain-abort.streams-cut", every_stream_told_abort, "confirmed"),
+    row("drain-abort.not-told", None, "confirmed"),
+    row("drain-abort.not-told", _first(one_stream_told_abort), "confirmed"),
+    row("drain-abort.not-told", every_stream_told_abort, "refuted"),
+    row("drain-abort.not-told", one_trial_missing, "inconclusive"),
     row("drain-abort.refused-at-once", _first(server_answered_503), "refuted"),
     row("drain-abort.refused-at-once", _first(server_answered_after_sigterm), "inconclusive"),
     row("drain-abort.nginx-502", _first(nginx_passed_a_503), "refuted"),

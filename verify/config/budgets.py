@@ -22,7 +22,7 @@ ARTICLES_S: dict[str, int] = {
     "metrics.md": 110,
     "prefill-decode.md": 125,
     "overload.md": 45,
-    "latency.md": 95,
+    "latency.md": 110,
     "lora.md": 120,
     "structured-outputs.md": 50,
     "health.md": 65,

@@ -22,6 +22,9 @@ STREAM_TOKENS = 400  # long enough to be in flight when the engine dies
 IN_FLIGHT_S = 1.5  # how long the stream runs before the engine is killed
 DEAD_HEALTH_WITHIN_S = 2.0  # the claim: /health answers 503 this soon after the engine died
 EXIT_WITHIN_S = 30.0  # the claim: the API server exits by itself this soon after the engine died
+# /health's 503 lasts from the API server seeing the engine die to its port closing, a fraction of a
+# second: polled every 0.2 s it was caught by one poll in some records and missed in another.
+DEATH_POLL_S = 0.02
 
 
 def collect(ctx) -> dict:
@@ -96,7 +99,7 @@ def _death(client, srv, core, _watch) -> dict:
         if request is None and polls[-1]["health"] == 503:
             request = {"t": round(time.monotonic() - t0, 3),
                        **_watch.answer_of(client, {"model": _watch.MODEL, "prompt": "Hi", "max_tokens": 4})}
-        time.sleep(0.2)
+        time.sleep(DEATH_POLL_S)
     exit_s = round(time.monotonic() - t0, 3) if srv.process.poll() is not None else None
     return capture.results("death-polls", polls, polls=polls, stream=stream()[0], request_after=request,
                            exit_s=exit_s, server_exit_code=srv.process.poll())

@@ -128,7 +128,10 @@ def decide_grows(d):
     if len(levels) < 2:
         return Verdict(INCONCLUSIVE, f"usage stayed at {levels} block(s) over {len(readings)} tokens: no boundary crossed")
     off = _off_growth(d, d["large"])
-    return verdict_if(not off, f"over {len(readings)} tokens the request held {' → '.join(map(str, levels))} blocks, "
+    engine = max((n for _, _, n in readings), default=0)
+    return verdict_if(not off, f"over {len(readings)} streamed tokens (the engine's own count at the last reading: "
+                               f"{engine}) the request held "
+                               f"{' → '.join(map(str, levels))} blocks, "
                                f"each step when prompt + the engine's generated tokens crossed a multiple of "
                                f"{d['block_size']}" + (f"; off by more than {ENGINE_SLACK} token at (engine tokens, "
                                                        f"blocks) {off[:5]}" if off else ""))

@@ -191,9 +191,11 @@ def decide_kv_quiet(d):
     while_waiting = [v for t, v in kv if waiting.get(t, 0) > 0]
     if not while_waiting:
         return Verdict(INCONCLUSIVE, "no request waited, so there is nothing to compare")
+    # Over the usable blocks (the engine keeps one aside), as kv-fraction reads them.
+    usable = d["num_blocks"] - 1
     return verdict_if(max(while_waiting) < KV_LOW_BELOW,
                       f"KV cache usage while requests waited: at most {max(while_waiting):.3f} "
-                      f"({round(max(while_waiting) * d['num_blocks'])} of {d['num_blocks']} blocks); "
+                      f"({round(max(while_waiting) * usable)} of the {usable} usable blocks); "
                       f"threshold {KV_LOW_BELOW}")
 
 

@@ -29,11 +29,23 @@ def decide_v1(d):
     return verdict_if(ok, "; ".join(f"{n}: {c['without key']} without the key, {c['with key']} with it" for n, c in v1.items()))
 
 
+GENERATES = "POST /invocations"  # outside /v1, answers with a chat completion
+
+
 def decide_open(d):
-    others = {n: c for n, c in d["endpoints"].items() if " /v1/" not in n}
+    others = {n: c for n, c in d["endpoints"].items() if " /v1/" not in n and n != GENERATES}
     open_ = [n for n, c in others.items() if c["without key"] == 200]
     return verdict_if(d["server_has_key"] and len(open_) == len(others),
                       f"answered without the key: {', '.join(open_) or 'none'}; of {', '.join(others)}")
+
+
+def decide_generates_open(d):
+    c = d["endpoints"].get(GENERATES)
+    if c is None:
+        return verdict_if(None, f"{GENERATES} was not asked")
+    return verdict_if(d["server_has_key"] and c["without key"] == 200 and c["with key"] == 200,
+                      f"{GENERATES}, a one-token chat request: {c['without key']} without the key, "
+                      f"{c['with key']} with it")
 
 
 JOB = Job(
@@ -44,9 +56,11 @@ JOB = Job(
     variant="api-key",
     collect=collect,
     claims=(
-        Claim("api-key-scope.v1-protected", "With --api-key, every /v1 endpoint answers 401 without the key.",
-              decide_v1),
+        Claim("api-key-scope.v1-protected", "With --api-key, every /v1 endpoint asked (models, chat completions, "
+              "completions) answers 401 without the key.", decide_v1),
         Claim("api-key-scope.rest-open", "With --api-key, /health, /version, /metrics and /tokenize still answer "
-              "without the key: the key protects /v1 only.", decide_open),
+              "without the key.", decide_open),
+        Claim("api-key-scope.invocations-generates", "With --api-key, POST /invocations answers a chat request "
+              "with 200 without the key: text generation stays open outside /v1.", decide_generates_open),
     ),
 )

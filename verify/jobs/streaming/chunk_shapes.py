@@ -77,7 +77,8 @@ def decide_finish_on_content(d):
     by_reason: dict[str, list[str]] = {}
     for s in shapes.values():
         by_reason.setdefault(s["finish_reason"], []).append("with text" if s["finish_text"] else "empty")
-    summary = "; ".join(f"finish_reason {r}: chunk {', '.join(sorted(set(v)))} in {len(v)} streams"
+    summary = "; ".join(f"finish_reason {r} in {len(v)} stream(s): its chunk "
+                        + ", ".join(f"{kind} in {v.count(kind)}" for kind in sorted(set(v)))
                         for r, v in sorted(by_reason.items()))
     with_text = [k for k, s in shapes.items() if s["finish_text"]]
     return verdict_if(len(with_text) == len(shapes), summary)

@@ -30,13 +30,27 @@ def stall(record) -> str:
     return html.table([f"engine core stopped (SIGSTOP) for {record['data']['stall_s']:.0f} s", "what came back"], rows)
 
 
+def _runs(polls: list[dict]) -> list[list[str]]:
+    """/health's answers after the kill, one row per run of equal answers (it is polled every few
+    hundredths of a second, so a row per poll would bury the moment the answer changed)."""
+    rows, start = [], 0
+    for i, p in enumerate(polls):
+        if i + 1 < len(polls) and polls[i + 1]["health"] == p["health"]:
+            continue
+        first, n = polls[start], i - start + 1
+        when = f"at {first['t']:.2f} s" if n == 1 else f"from {first['t']:.2f} to {p['t']:.2f} s ({n} polls)"
+        rows.append([f"/health {when}", str(p["health"])])
+        start = i + 1
+    return rows
+
+
 def death(record) -> str:
     d = record["data"]["death"]
     s = tokens_and_end(d["stream"])
     first_error = s["errors"][0] if s["errors"] else None
     message = first_error.get("message") if isinstance(first_error, dict) else first_error
     r = d["request_after"] or {}
-    rows = [*([f"/health at {p['t']:.2f} s", str(p["health"])] for p in d["polls"]),
+    rows = [*_runs(d["polls"]),
             ["a stream in flight", f"{s['chunks']} text chunks, then {len(s['errors'])} error event "
                                    f"({message}), [DONE] {'sent' if s['done'] else 'not sent'}"],
             [f"a completion at {r.get('t', 0):.2f} s", f"HTTP {r.get('status')}: {r.get('error')}"],
