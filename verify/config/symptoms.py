@@ -48,7 +48,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
             fix_snippet="nginx/tls-streaming.conf", probe_checks=("delivery",)),
     Symptom("stream-ends-without-done", "A stream stops with no finish_reason and no [DONE]", GROUPS[0],
             "streaming/safe_stream.py", "the stream ends without a finish reason, and the function raises",
-            ("finish-reasons.broken", "proxy-read-timeout.slow-first-token-cut", "drain-abort.not-told"),
+            ("finish-reasons.broken", "proxy-read-timeout.slow-first-token-cut", "drain-abort.streams-cut"),
             "Treat a stream without finish_reason as failed; raise the proxy's read timeout above the longest "
             "wait for a first token; drain with a shutdown timeout.", "streaming.md#proxy-read-timeout",
             fix_snippet="nginx/streaming.conf", probe_checks=("done", "finish-stop", "finish-length")),

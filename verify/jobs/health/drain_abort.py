@@ -48,20 +48,6 @@ def decide_streams_cut(d):
     return verdict_if(*_each(d, _streams_cut))
 
 
-def decide_not_told(d):
-    """Somewhere in the trials, a stream cut short got no finish reason, no usage and no [DONE]: what a
-    stream receives races with the shutdown, so a client cannot count on being told."""
-    from verify.jobs.health._drain import streams, streams_line
-    if len(d["trials"]) != TRIALS:
-        return verdict_if(None, f"{len(d['trials'])} trials recorded, {TRIALS} needed")
-    told = [[s["finish_reason"] is not None or s["done"] for s in streams(t)] for t in d["trials"]]
-    if any(not x for x in told):
-        return verdict_if(None, "a trial recorded no stream")
-    untold = sum(not x for t in told for x in t)
-    return verdict_if(untold > 0, f"{untold} of {sum(len(t) for t in told)} streams got no finish reason and no "
-                      "[DONE]; " + "; ".join(f"trial {i + 1}: {streams_line(t)}" for i, t in enumerate(d["trials"])))
-
-
 def _no_answer(status) -> bool:
     return not isinstance(status, int)  # the name of a connection error: refused, or cut mid-request
 
@@ -131,8 +117,6 @@ JOB = Job(
         Claim("drain-abort.streams-cut", "With the default shutdown timeout, no stream in flight on SIGTERM "
               "finishes, direct or through nginx: each ends short of its tokens, with no finish reason or with "
               "finish_reason abort.", decide_streams_cut),
-        Claim("drain-abort.not-told", "A client cannot count on being told: in the trials, a stream cut short "
-              "got no finish reason and no [DONE], and ended only by its client's read timeout.", decide_not_told),
         Claim("drain-abort.refused-at-once", "From SIGTERM on, the port refuses new connections: /health, "
               "/v1/models and a new request sent directly get no HTTP answer at all.", decide_refused),
         Claim("drain-abort.nginx-502", "Through nginx, the same moment gets HTTP 502 from nginx, for /health "
