@@ -1,7 +1,8 @@
-"""Shared fixtures: one live vLLM server for the whole session, and a leak check.
+"""Shared fixtures: one live vLLM server for the whole session, a leak check, and the tiers' checks.
 
 The end-to-end tests talk to a real server started here (the embedded CPU
-profile), or to the one named by --server-url / $VERIFY_SERVER_URL.
+profile), or to the one named by --server-url / $VERIFY_SERVER_URL. What each
+test may start is declared by its markers and checked (tests/tiers.py).
 """
 
 from __future__ import annotations
@@ -14,8 +15,94 @@ from pathlib import Path
 
 import pytest
 
+from tests import tiers
+from tests.tier_guard import sitecustomize as tier_guard
+
 ROOT = Path(__file__).resolve().parent.parent
 VERIFY = [sys.executable, "-m", "verify"]
+
+
+def pytest_configure(config):
+    for name, meaning in tiers.TIERS.items():
+        config.addinivalue_line("markers", f"{name}: {meaning}")
+    config.addinivalue_line("markers", f"{tiers.FAST}: starts nothing heavy (given to every test without a tier)")
+    # Python children of a test (`python -m verify run ...`) load the guard as sitecustomize.
+    guard_dir = str(Path(tier_guard.__file__).parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [guard_dir, os.environ.get("PYTHONPATH")]))
+    tier_guard.install(_VIOLATIONS.append)
+
+
+def pytest_itemcollected(item):
+    tiers.group(item)
+
+
+def pytest_collection_modifyitems(config, items):
+    tiers.check(items)
+
+
+_VIOLATIONS: list[str] = []
+
+
+ALL_CPUS = frozenset(os.sched_getaffinity(0))
+
+
+def _engine_busy() -> Path | None:
+    flag = os.environ.get(tiers.ENGINE_BUSY_ENV)
+    return Path(flag) if flag else None
+
+
+def _place(item) -> None:
+    """When the bootstrap runs the engine tiers in one process and the rest in another, a test of the rest
+    starts on the last core only while a live or engine test runs: vLLM binds its engine to the first core
+    and leaves the last to its API server (verify/runner, second_engine_groups), so the engine the live
+    tests time keeps a core of its own. With no engine test running, every test has every core."""
+    flag = _engine_busy()
+    if flag is None or len(ALL_CPUS) < 2:
+        return
+    if tiers.markers_of(item) & tiers.ENGINE_TIERS:
+        flag.touch()
+        os.sched_setaffinity(0, ALL_CPUS)
+    else:
+        os.sched_setaffinity(0, {max(ALL_CPUS)} if flag.exists() else ALL_CPUS)
+
+
+def pytest_runtest_teardown(item):
+    flag = _engine_busy()
+    if flag is not None and tiers.markers_of(item) & tiers.ENGINE_TIERS:
+        flag.unlink(missing_ok=True)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    """Before any fixture of the test is set up (a session server included), say what it may start,
+    and on which cores."""
+    _place(item)
+    os.environ[tier_guard.ALLOWED_ENV] = ",".join(sorted(tiers.markers_of(item)))
+    log = Path(item.config._tier_log) if hasattr(item.config, "_tier_log") else None
+    if log is None:
+        import tempfile
+        fd, name = tempfile.mkstemp(prefix="tier-guard-", suffix=".log")
+        os.close(fd)
+        item.config._tier_log = name
+        log = Path(name)
+    os.environ[tier_guard.LOG_ENV] = str(log)
+    log.write_text("")
+    _VIOLATIONS.clear()
+
+
+@pytest.fixture(autouse=True)
+def tier_guarded(request):
+    yield
+    log = Path(os.environ.get(tier_guard.LOG_ENV, "/nonexistent"))
+    seen = _VIOLATIONS + (log.read_text().splitlines() if log.is_file() else [])
+    _VIOLATIONS.clear()
+    if seen:
+        pytest.fail(f"{request.node.nodeid}: " + "; ".join(dict.fromkeys(seen)), pytrace=False)
+
+
+def pytest_unconfigure(config):
+    if hasattr(config, "_tier_log"):
+        Path(config._tier_log).unlink(missing_ok=True)
 
 
 def pytest_addoption(parser):
@@ -26,8 +113,23 @@ def pytest_addoption(parser):
 from verify.live.proxy import SETUPS as PROXY_SETUPS  # noqa: E402  (each proxy's temp dir is named after its set-up)
 
 
+# Every process this test process starts, and theirs, inherits this tag: with the suite spread over
+# several processes at once (the bootstrap runs two; xdist, more), each counts only what it started itself.
+TAG_ENV = "VERIFY_TEST_PROCESS_TAG"
+os.environ[TAG_ENV] = f"pytest-{os.getpid()}"
+
+
+def _tagged_mine(pid: str) -> bool:
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:  # gone already, or not ours to read
+        return False
+    return f"{TAG_ENV}={os.environ[TAG_ENV]}".encode() in environ
+
+
 def our_processes() -> list[str]:
-    """vLLM servers, proxy (nginx, Caddy, HAProxy) and Prometheus processes started from this checkout or its temp dirs."""
+    """vLLM servers, proxy (nginx, Caddy, HAProxy) and Prometheus processes started by this test process
+    (from this checkout or its temp dirs)."""
     out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.splitlines()[1:]
     mine = str(os.getpid())
     found = []
@@ -35,10 +137,10 @@ def our_processes() -> list[str]:
         pid, _, args = line.strip().partition(" ")
         if pid == mine:
             continue
-        if "vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or "verify.runner.offline" in args or \
-           (any(kind in args for kind in ("nginx", "caddy", "haproxy"))
-            and any(f"{setup}-" in args for setup in PROXY_SETUPS)) or \
-           ("prometheus" in args and "/prometheus-" in args):  # verify/live/prometheus.py's temp dir
+        if ("vllm.entrypoints.openai.api_server" in args or "VLLM::" in args or "verify.runner.offline" in args or
+            (any(kind in args for kind in ("nginx", "caddy", "haproxy"))
+             and any(f"{setup}-" in args for setup in PROXY_SETUPS)) or
+                ("prometheus" in args and "/prometheus-" in args)) and _tagged_mine(pid):  # prometheus.py's temp dir
             found.append(line.strip())
     return found
 

@@ -124,15 +124,20 @@ def _event_edits(container, key, line):
 OPPOSITE = {"confirmed": "refuted", "refuted": "confirmed"}
 
 
-def find_flip(decide: Callable[[dict], dict], data: dict, claim_id: str, budget: int = 20000) -> int | None:
-    """The number of the first edit that flips claim_id to the opposite verdict, or None within budget."""
+def find_flip(decide: Callable[[dict], dict], data: dict, claim_id: str, budget: int = 20000,
+              could_flip: Callable[[dict, str], bool] | None = None) -> int | None:
+    """The number of the first edit that flips claim_id to the opposite verdict, or None within budget.
+
+    could_flip(data, want), when given, is a cheaper necessary condition (the claim's rule alone,
+    without the walk over every capture that decide makes first): an edit it rules out is not
+    decided in full. Every flip found is still one that decide gives."""
     want = OPPOSITE[decide(data)[claim_id]["verdict"]]
     for n, edit in enumerate(edits(data)):
         if n >= budget:
             return None
         undo = edit()
         try:
-            got = decide(data)[claim_id]["verdict"]
+            got = decide(data)[claim_id]["verdict"] if could_flip is None or could_flip(data, want) else None
         finally:
             undo()
         if got == want:

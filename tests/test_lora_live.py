@@ -14,7 +14,7 @@ import pytest
 from verify.config.adapters import RECIPES
 from verify.config.profiles import LORA_ADAPTERS, get_profile
 
-pytestmark = pytest.mark.live
+pytestmark = pytest.mark.engine  # starts servers of its own (not the shared one)
 
 
 def test_the_lora_variant_serves_each_adapter_with_runtime_updating_on():

@@ -16,7 +16,7 @@ from tests.conftest import ROOT, VERIFY
 from verify.config.profiles import SERVED_MODEL_NAME, get_profile
 from verify.live.server import managed_server
 
-pytestmark = pytest.mark.live
+pytestmark = pytest.mark.engine  # starts servers of its own (not the shared one)
 
 
 def test_a_drain_the_probe_watches_is_reported_with_its_failed_requests(tmp_path):

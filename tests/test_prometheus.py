@@ -87,6 +87,7 @@ def test_a_port_in_use_is_a_one_line_error():
                 pass
 
 
+@pytest.mark.proxy
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
 def test_a_run_killed_while_prometheus_runs_leaves_no_prometheus(sig):
     """The run is killed with Prometheus up (SIGTERM: the run's own unwinding; SIGKILL: the kernel's

@@ -126,6 +126,7 @@ def _wait_for(predicate, timeout_s=3.0):
 
 # --- each new set-up ----------------------------------------------------------------------
 
+@pytest.mark.proxy
 @pytest.mark.parametrize("setup", NEW_SETUPS)
 def test_each_setup_passes_the_stream_on_and_stops(setup, test_upstream):
     kind, _, tls = SETUPS[setup]
@@ -154,6 +155,7 @@ def test_each_setup_passes_the_stream_on_and_stops(setup, test_upstream):
     _assert_gone(pid, workdir)
 
 
+@pytest.mark.proxy
 @pytest.mark.parametrize("setup", sorted(s for s in NEW_SETUPS if SETUPS[s].tls))
 def test_tls_setups_serve_https_with_the_generated_certificate(setup, test_upstream):
     with managed_proxy(setup, test_upstream) as proxy:
@@ -172,6 +174,7 @@ def test_tls_setups_serve_https_with_the_generated_certificate(setup, test_upstr
             assert r.status_code != 200 and "data: event" not in r.text
 
 
+@pytest.mark.proxy
 @pytest.mark.parametrize("kind", NEW_KINDS)
 def test_stop_now_cuts_an_open_stream(kind, test_upstream):
     with managed_proxy(f"{kind}-default", test_upstream) as proxy:
@@ -208,6 +211,7 @@ def _leftover_workdirs(setup: str) -> list[str]:
     return glob.glob(os.path.join(tempfile.gettempdir(), f"{setup}-*"))
 
 
+@pytest.mark.proxy
 @pytest.mark.parametrize("kind", NEW_KINDS)
 def test_a_config_the_proxy_rejects_is_an_error(kind, tmp_path, monkeypatch, test_upstream):
     config = tmp_path / f"broken-{kind}.conf"
@@ -222,6 +226,7 @@ def test_a_config_the_proxy_rejects_is_an_error(kind, tmp_path, monkeypatch, tes
     assert not _processes_mentioning(f"/{setup}-")
 
 
+@pytest.mark.proxy
 @pytest.mark.parametrize("kind", NEW_KINDS)
 def test_a_port_in_use_is_an_error(kind, test_upstream):
     with socket.socket() as s:
@@ -232,6 +237,7 @@ def test_a_port_in_use_is_an_error(kind, test_upstream):
                 pass
 
 
+@pytest.mark.proxy
 @pytest.mark.parametrize("kind", NEW_KINDS)
 def test_a_port_taken_after_it_was_chosen_is_an_error_with_the_proxys_own_words(kind, test_upstream, monkeypatch):
     """Another program binds the port between free_port() and the start: the proxy fails, not passes."""

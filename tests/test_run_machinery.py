@@ -188,6 +188,7 @@ def test_a_snippet_opened_through_the_context_is_recorded_with_its_hash():
                       input_hashes.file_hash(SNIPPETS / "streaming" / "stream_timing.py")}
 
 
+@pytest.mark.proxy
 def test_a_proxy_started_behind_the_contexts_back_fails_the_job():
     """The class of error where a record said it used no proxy although it ran through nginx."""
     def own_proxy(ctx):

@@ -64,6 +64,7 @@ def test_server_url_that_is_down_is_one_line_error():
     assert f"no healthy vLLM server at http://127.0.0.1:{port}" in line
 
 
+@pytest.mark.engine
 def test_server_crashing_during_startup_reports_log_tail():
     from verify.live.server import managed_server
     with pytest.raises(VerifyError) as err:
@@ -73,6 +74,7 @@ def test_server_crashing_during_startup_reports_log_tail():
     assert "no-such-vllm-flag" in err.value.detail  # the server's own complaint, from its log
 
 
+@pytest.mark.engine
 def test_ctrl_c_during_startup_leaves_no_process():
     before = set(our_processes())
     proc = subprocess.Popen([*VERIFY, "serve"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -90,6 +92,7 @@ def test_ctrl_c_during_startup_leaves_no_process():
     assert not (set(our_processes()) - before)
 
 
+@pytest.mark.engine
 def test_ctrl_c_while_an_offline_job_starts_its_server_leaves_no_process_and_no_record(tmp_path):
     """An offline job that also starts the server: its engine child and that server both go."""
     before = set(our_processes())
@@ -113,6 +116,7 @@ def test_ctrl_c_while_an_offline_job_starts_its_server_leaves_no_process_and_no_
     assert not list(tmp_path.rglob("*.json"))  # an interrupted job writes no record
 
 
+@pytest.mark.engine
 def test_server_dies_when_verify_is_killed_outright():
     """Even SIGKILL, which no cleanup code can catch, leaves no server behind."""
     before = set(our_processes())
@@ -130,6 +134,7 @@ def test_server_dies_when_verify_is_killed_outright():
     assert not (set(our_processes()) - before)
 
 
+@pytest.mark.live
 def test_nginx_missing_is_one_line_error(live_server, tmp_path):
     env = {**os.environ, "VERIFY_NGINX": "/nonexistent/nginx"}
     out = run_verify("run", "cancel-nginx-default", "--all", "--server-url", live_server.url,

@@ -24,6 +24,9 @@ from verify.verdicts.releases import releases_checked
 from tests.conftest import ROOT
 from verify.registry import all_claims, all_jobs
 
+# Every test here reads a whole site built from the committed evidence (tests/tiers.py).
+pytestmark = pytest.mark.build
+
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / "screenshots"
 # Anchors that runbooks may already link to. Add to this list; never remove from it.

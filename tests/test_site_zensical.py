@@ -22,6 +22,9 @@ from tests.conftest import ROOT
 from tests.test_site import _visit, browser, open_page  # noqa: F401  (the shared Chromium fixture)
 from verify.registry import all_claims
 
+# Every test here reads a whole site built from the committed evidence (tests/tiers.py).
+pytestmark = pytest.mark.build
+
 ZENSICAL = Path(sys.executable).with_name("zensical")
 
 

@@ -8,6 +8,7 @@ from verify.config import tools
 from verify.errors import VerifyError
 
 
+@pytest.mark.build
 def test_a_release_that_does_not_exist_fails_cleanly(tmp_path, monkeypatch):
     monkeypatch.setattr(tools, "ENVS", tmp_path)
     with pytest.raises(VerifyError, match=r"guidellm==0\.0\.0 could not install it: .+") as failed:

@@ -240,6 +240,7 @@ def docs_only_venv(tmp_path_factory):
     return venv
 
 
+@pytest.mark.build
 def test_the_site_builds_from_committed_evidence_with_only_the_docs_extra(docs_only_venv, tmp_path):
     bin_dir = docs_only_venv / "bin"
     missing = subprocess.run([str(bin_dir / "python"), "-c", "import httpx"], capture_output=True)

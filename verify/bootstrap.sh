@@ -104,6 +104,31 @@ elif [ "$mode" = site ]; then
   echo "site built in ./site (MkDocs) and ./build/rendered/site (Zensical); view one with:"
   echo "  .venv/bin/python -m http.server -d site 8000 --bind 127.0.0.1"
 else
-  step "running the test suite (starts its own vLLM server and nginx; a few minutes)"
-  exec "$VENV/bin/pytest" "$@"
+  if [ $# -gt 0 ]; then  # arguments: one pytest run, as given
+    step "running pytest $*"
+    exec "$VENV/bin/pytest" "$@"
+  fi
+  # The whole suite in two processes at once (tests/tiers.py): the tests that need a vLLM engine (the one
+  # server the suite shares, and engines of their own) one after another in the background, every other
+  # tier in the foreground. While an engine test runs, the other process keeps to the last core, the one
+  # vLLM leaves to its API server.
+  mkdir -p build
+  engine_log="build/test-engine-tiers.log"
+  export VERIFY_ENGINE_BUSY="$PWD/build/test-engine-busy"
+  rm -f "$VERIFY_ENGINE_BUSY"
+  step "running the test suite: the live and engine tiers in the background (log: $engine_log), the other tiers here"
+  "$VENV/bin/pytest" -m "live or engine" -p no:xdist >"$engine_log" 2>&1 &
+  engine_pid=$!
+  # Ctrl-C or a failure here stops the background run too (its servers stop with it).
+  trap 'kill -INT "$engine_pid" 2>/dev/null || true' INT TERM
+  rest=0
+  "$VENV/bin/pytest" -m "not live and not engine" -p no:xdist || rest=$?
+  step "the other tiers are done (exit $rest); waiting for the live and engine tiers"
+  engine=0
+  wait "$engine_pid" || engine=$?
+  trap - INT TERM
+  step "the live and engine tiers (exit $engine), from $engine_log:"
+  tail -n 40 "$engine_log"
+  rm -f "$VERIFY_ENGINE_BUSY"
+  [ "$rest" = 0 ] && [ "$engine" = 0 ] || exit 1
 fi

@@ -135,6 +135,9 @@ class _Meaning(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
+# A pure function of the text, asked for the same modules hundreds of times by one page build or
+# one `verify check` (every claim's staleness): parsed once per distinct text.
+@functools.lru_cache(maxsize=4096)
 def code_hash(source: str) -> str:
     """The hash of what Python code does (see the module's docstring)."""
     tree = _Meaning().visit(ast.parse(source))
@@ -154,16 +157,9 @@ def _imported_code(path: Path) -> set[Path]:
     import, at module level or inside a function): a job that borrows another job's helpers or
     thresholds depends on that module as much as on its own."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        names = _imported_names(path.read_text(encoding="utf-8"))
     except (OSError, SyntaxError):
         return set()
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
-            names |= {f"{node.module}.{a.name}" for a in node.names}
     found = set()
     for name in names:
         if name.startswith((MEASURE_PACKAGE + ".", JOBS_PACKAGE + ".")):
@@ -171,6 +167,19 @@ def _imported_code(path: Path) -> set[Path]:
             if candidate.is_file():
                 found.add(candidate)
     return found
+
+
+@functools.lru_cache(maxsize=4096)
+def _imported_names(source: str) -> frozenset[str]:
+    """Every module name an import statement of the source names (parsed once per distinct text)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names |= {f"{node.module}.{a.name}" for a in node.names}
+    return frozenset(names)
 
 
 def code_files(job) -> list[Path]:
