@@ -11,6 +11,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,10 @@ ROOT = Path(__file__).resolve().parent.parent
 VERIFY = [sys.executable, "-m", "verify"]
 
 
+# Starts the running test's markers do not allow, seen in this process (children write to the tier log).
+_VIOLATIONS: list[str] = []
+
+
 def pytest_configure(config):
     for name, meaning in tiers.TIERS.items():
         config.addinivalue_line("markers", f"{name}: {meaning}")
@@ -30,6 +35,8 @@ def pytest_configure(config):
     guard_dir = str(Path(tier_guard.__file__).parent)
     os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [guard_dir, os.environ.get("PYTHONPATH")]))
     tier_guard.install(_VIOLATIONS.append)
+    fd, config._tier_log = tempfile.mkstemp(prefix="tier-guard-", suffix=".log")
+    os.close(fd)
 
 
 def pytest_itemcollected(item):
@@ -38,9 +45,6 @@ def pytest_itemcollected(item):
 
 def pytest_collection_modifyitems(config, items):
     tiers.check(items)
-
-
-_VIOLATIONS: list[str] = []
 
 
 ALL_CPUS = frozenset(os.sched_getaffinity(0))
@@ -78,15 +82,8 @@ def pytest_runtest_setup(item):
     and on which cores."""
     _place(item)
     os.environ[tier_guard.ALLOWED_ENV] = ",".join(sorted(tiers.markers_of(item)))
-    log = Path(item.config._tier_log) if hasattr(item.config, "_tier_log") else None
-    if log is None:
-        import tempfile
-        fd, name = tempfile.mkstemp(prefix="tier-guard-", suffix=".log")
-        os.close(fd)
-        item.config._tier_log = name
-        log = Path(name)
-    os.environ[tier_guard.LOG_ENV] = str(log)
-    log.write_text("")
+    os.environ[tier_guard.LOG_ENV] = item.config._tier_log
+    Path(item.config._tier_log).write_text("")
     _VIOLATIONS.clear()
 
 
@@ -101,8 +98,7 @@ def tier_guarded(request):
 
 
 def pytest_unconfigure(config):
-    if hasattr(config, "_tier_log"):
-        Path(config._tier_log).unlink(missing_ok=True)
+    Path(config._tier_log).unlink(missing_ok=True)
 
 
 def pytest_addoption(parser):
