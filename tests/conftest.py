@@ -43,8 +43,28 @@ def pytest_itemcollected(item):
     tiers.group(item)
 
 
+# The test that stops the shared server runs after every other test that needs it.
+STOPS_LIVE_SERVER = "stops_the_live_server"
+
+
 def pytest_collection_modifyitems(config, items):
     tiers.check(items)
+    items.sort(key=lambda item: STOPS_LIVE_SERVER in item.name)  # stable: the order is kept otherwise
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A live test that fails because the shared server is gone says so in one line, and the run stops
+    there: every test after it would fail the same way, burying the cause under tracebacks."""
+    outcome = yield
+    report = outcome.get_result()
+    server = item.funcargs.get("live_server") if hasattr(item, "funcargs") else None
+    if report.failed and server is not None and STOPS_LIVE_SERVER not in item.name and not server.alive():
+        code = server.process.poll() if server.process is not None else None
+        how = f"its process exited with {code}" if code is not None else "/health does not answer"
+        line = f"the live vLLM server at {server.url} stopped mid-run ({how}); the live tier stops here"
+        report.longrepr = line
+        item.session.shouldstop = line
 
 
 ALL_CPUS = frozenset(os.sched_getaffinity(0))
@@ -87,9 +107,19 @@ def pytest_runtest_setup(item):
     _VIOLATIONS.clear()
 
 
+def stack_imported(before: set[str], markers: set[str]) -> list[str]:
+    """What a test imported of the serving stack that its markers do not allow (tiers.STACK_MODULES)."""
+    if markers & tiers.STACK_TIERS:
+        return []
+    return [f"imported {name} without the stack marker" for name in tiers.STACK_MODULES
+            if name in sys.modules and name not in before]
+
+
 @pytest.fixture(autouse=True)
 def tier_guarded(request):
+    before = {name for name in tiers.STACK_MODULES if name in sys.modules}
     yield
+    _VIOLATIONS.extend(stack_imported(before, tiers.markers_of(request.node)))
     log = Path(os.environ.get(tier_guard.LOG_ENV, "/nonexistent"))
     seen = _VIOLATIONS + (log.read_text().splitlines() if log.is_file() else [])
     _VIOLATIONS.clear()

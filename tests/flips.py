@@ -8,6 +8,7 @@ each SSE event), and re-decides the claim after each change. It stops at the fir
 
 from __future__ import annotations
 
+import contextlib
 import json
 from typing import Callable, Iterator
 
@@ -122,6 +123,37 @@ def _event_edits(container, key, line):
 
 
 OPPOSITE = {"confirmed": "refuted", "refuted": "confirmed"}
+
+
+def copy_of(data):
+    """A deep copy of a record's data, through JSON: records are JSON, and this is ten times faster
+    than copy.deepcopy on them (the damage tests copy a whole record per change)."""
+    return json.loads(json.dumps(data))
+
+
+@contextlib.contextmanager
+def each_text_parsed_once():
+    """json.loads remembers what it parsed, while the search runs. A rule re-parses every SSE line of
+    its record on each call, and the search calls it thousands of times on data that differs in one
+    place: the lora jobs' searches spent 50 s of their 53 s parsing the same lines again. An edited
+    line is a new text, parsed anew. A rule that changed what it was given would see its change on the
+    next call, so the cache is checked against a fresh parse at the end."""
+    parse, seen = json.loads, {}
+
+    def loads(text, *args, **kwargs):
+        if args or kwargs or not isinstance(text, str):
+            return parse(text, *args, **kwargs)
+        if text not in seen:
+            seen[text] = parse(text)
+        return seen[text]
+
+    json.loads = loads
+    try:
+        yield
+    finally:
+        json.loads = parse
+    changed = [text for text, value in seen.items() if parse(text) != value]
+    assert not changed, f"a rule changed the JSON it parsed (first: {changed[0][:120]!r})"
 
 
 def find_flip(decide: Callable[[dict], dict], data: dict, claim_id: str, budget: int = 20000,

@@ -15,6 +15,8 @@ from verify.live import adapters
 from verify.live.cached_build import MANIFEST
 from verify.live.model import model_dir
 
+pytestmark = pytest.mark.stack  # the adapters are built with PEFT and PyTorch, in this process
+
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):

@@ -8,10 +8,10 @@ that records no capture at all could not be damaged, so it fails here too.
 
 from __future__ import annotations
 
-import copy
 
 import pytest
 
+from tests.flips import copy_of
 from verify.captures import TAG, iter_captures
 from verify.evidence import store
 from verify.job import INCONCLUSIVE
@@ -70,7 +70,7 @@ def test_any_damaged_capture_makes_every_claim_of_the_job_inconclusive(job_id):
     not_blind = []
     for where in places:
         for name, damage in _damages(_at(data, where)):
-            damaged = copy.deepcopy(data)
+            damaged = copy_of(data)
             damage(_at(damaged, where))
             decided = job.decide(damaged)
             verdicts = {cid: v["verdict"] for cid, v in decided.items()}

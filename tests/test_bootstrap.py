@@ -9,8 +9,10 @@ and watch `bootstrap.sh` and the release environments notice.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,26 @@ def test_install_removes_a_broken_environment_and_starts_again(env):
     assert r.returncode != 0  # no index: the reinstall cannot finish here
     assert (env / "bin" / "python").resolve().exists()  # a fresh environment with a working interpreter
     assert not list(env.glob(".installed-*"))
+
+
+def _pins(lines) -> dict[str, str]:
+    pins = {}
+    for line in lines:
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)(?:\[[^\]]*\])?==([^\s;#]+)", line)
+        if m:
+            pins[re.sub(r"[-_.]+", "-", m[1]).lower()] = m[2]
+    return pins
+
+
+def test_the_lock_pins_what_pyproject_pins_and_only_the_cpu_stack():
+    """The install is the lock (verify/requirements.lock); a pin changed in pyproject.toml without
+    `bash verify/bootstrap.sh lock` would install the old version, so the two must agree."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    extras = re.search(r'^extras="([^"]+)"', (ROOT / "verify/bootstrap.sh").read_text(), re.M)[1].split(",")
+    lock = _pins((ROOT / "verify/requirements.lock").read_text().splitlines())
+    wanted = _pins(req for extra in extras for req in project[extra])
+    assert wanted and all(lock.get(name) == version for name, version in wanted.items()), \
+        {n: (v, lock.get(n)) for n, v in wanted.items() if lock.get(n) != v}
+    assert lock["torch"].endswith("+cpu"), "the CPU build of torch, not a CUDA one"
+    assert not {"torchvision", "torchaudio", "torchcodec"} & set(lock), "CUDA builds that break transformers"
+    assert len(lock) > 200, "every transitive version, not only the direct ones"

@@ -16,12 +16,13 @@ from __future__ import annotations
 import copy
 import dataclasses
 import importlib
+import json
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-from tests.flips import OPPOSITE, find_flip
+from tests.flips import OPPOSITE, each_text_parsed_once, find_flip
 from verify.evidence import store
 from verify.job import INCONCLUSIVE
 from verify.registry import all_claims, all_jobs
@@ -105,6 +106,16 @@ def test_each_hand_edit_sits_with_its_claims_article():
     assert not misplaced, f"hand edits outside tests/rules/flips_<article>.py of their claim's article: {misplaced}"
 
 
+def test_a_rule_that_changes_what_it_parsed_is_caught_by_the_parse_cache():
+    """The search parses each text once (tests/flips.py); a rule that edits what it got back would see
+    its own edit on the next call, so the cache fails the search."""
+    with pytest.raises(AssertionError, match="changed the JSON it parsed"):
+        with each_text_parsed_once():
+            json.loads('{"finish_reason": null}')["finish_reason"] = "stop"
+    with each_text_parsed_once():
+        assert json.loads('{"a": 1}') is json.loads('{"a": 1}'), "parsed once"
+
+
 @pytest.mark.parametrize("job_id", sorted(all_jobs()))
 def test_every_claim_of_the_job_flips_on_one_edit_of_its_record(job_id):
     job = all_jobs()[job_id]
@@ -113,8 +124,9 @@ def test_every_claim_of_the_job_flips_on_one_edit_of_its_record(job_id):
     unflipped = []
     for claim in _searched(job):
         assert record["claims"][claim.id]["verdict"] != INCONCLUSIVE, f"{claim.id}: the committed record decides nothing"
-        if find_flip(_decider(job, claim), data, claim.id, BUDGET, could_flip=_rule_could_give(claim)) is None:
-            unflipped.append(claim.id)
+        with each_text_parsed_once():
+            if find_flip(_decider(job, claim), data, claim.id, BUDGET, could_flip=_rule_could_give(claim)) is None:
+                unflipped.append(claim.id)
     assert data == record["data"], "an edit was not undone"
     assert not unflipped, f"no single edit of the record flips: {unflipped}"
 

@@ -5,12 +5,12 @@ tolerance is reported, and data that cannot give a figure fails loudly, naming t
 
 from __future__ import annotations
 
-import copy
 import math
 import random
 
 import pytest
 
+from tests.flips import copy_of
 from verify import headline as headline_module
 from verify.evidence.record import Record
 from verify.headline import FigureMissing, Headline, moved
@@ -29,7 +29,7 @@ def _moved(job_id, before, after):
 def _data(job_id: str) -> dict:
     record = Record.load(job_id, "cpu")
     assert record is not None, f"{job_id} has no committed cpu record"
-    return copy.deepcopy(record.data)
+    return copy_of(record.data)
 
 
 def _scale_measurements(node, factor: float):
@@ -86,7 +86,7 @@ def test_each_job_says_why_its_tolerance(job_id):
 @pytest.mark.parametrize("job_id", JOBS)
 def test_a_record_compared_with_itself_moves_nothing(job_id):
     data = _data(job_id)
-    assert _moved(job_id, data, copy.deepcopy(data)) == []
+    assert _moved(job_id, data, copy_of(data)) == []
 
 
 @pytest.mark.parametrize("job_id", TIMED)
@@ -139,7 +139,7 @@ def test_every_exact_job_has_an_edit():
 @pytest.mark.parametrize("job_id", EXACT)
 def test_any_change_of_an_exact_figure_is_reported(job_id):
     before = _data(job_id)
-    after = copy.deepcopy(before)
+    after = copy_of(before)
     EXACT_EDITS[job_id](after)
     moves = _moved(job_id, before, after)
     assert moves and all(m["tolerance"] == 0 and m["before"] != m["after"] for m in moves)
@@ -209,7 +209,7 @@ def test_damage_anywhere_gives_every_figure_or_names_a_missing_one(job_id):
     rng = random.Random(job_id)
     names = set(HEADLINES[job_id].names)
     for path in rng.sample(paths, min(len(paths), 150)):
-        damaged = copy.deepcopy(data)
+        damaged = copy_of(data)
         parent = damaged
         for step in path[:-1]:
             parent = parent[step]

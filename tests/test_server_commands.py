@@ -32,17 +32,20 @@ def _serve_args(script: str) -> list[str]:
     return shlex.split(line)[2:]
 
 
+@pytest.mark.stack
 def test_the_t4_snippet_parses_with_vllms_parser(parse):
     args = parse(_serve_args((ROOT / "snippets" / "server" / "serve_t4.sh").read_text()))
     assert args.model_tag == PROFILES["t4"].model_source
     assert args.max_model_len == 4096 and args.served_model_name == ["chat"]
 
 
+@pytest.mark.stack
 def test_a_misspelt_flag_is_caught(parse):
     with pytest.raises(SystemExit):
         parse(["--model", "m", "--max-modle-len", "4096"])
 
 
+@pytest.mark.stack
 @pytest.mark.parametrize("profile", sorted(PROFILES))
 @pytest.mark.parametrize("variant", sorted(VARIANTS))
 def test_every_variant_of_every_profile_parses(parse, profile, variant):
@@ -58,6 +61,7 @@ def _commented_serve_args(script: str) -> list[str]:
     return shlex.split(line[line.index("vllm serve "):])[2:]
 
 
+@pytest.mark.stack
 def test_the_lora_snippet_shows_the_lora_variants_flags(parse):
     """snippets/lora/serve_lora.sh shows the flags the page's evidence was served with, and vLLM parses them."""
     from verify.config.profiles import LORA_ADAPTERS

@@ -37,6 +37,17 @@ def test_a_fast_test_that_starts_a_proxy_is_refused_and_failed():
     conftest._VIOLATIONS.clear()  # seen: the teardown would fail this test for it
 
 
+def test_a_fast_test_that_imports_the_serving_stack_is_failed(monkeypatch):
+    """A stand-in module under a stack module's name (the real import takes seconds): a fast test that
+    brings it in is failed by its teardown, a stack test is not, and one already imported is not counted."""
+    name = next(m for m in tiers.STACK_MODULES if m not in sys.modules)
+    before = {m for m in tiers.STACK_MODULES if m in sys.modules}
+    monkeypatch.setitem(sys.modules, name, SimpleNamespace())
+    assert conftest.stack_imported(before, {"fast"}) == [f"imported {name} without the stack marker"]
+    assert conftest.stack_imported(before, {"stack"}) == []
+    assert conftest.stack_imported(before | {name}, {"fast"}) == []
+
+
 @pytest.mark.parametrize("allowed, refused", [("", True), ("proxy", False)])
 def test_a_python_child_is_guarded_with_its_tests_markers(tmp_path, allowed, refused):
     """`python -m verify run ...` started by a test loads the guard as sitecustomize and refuses a

@@ -206,7 +206,8 @@ def test_main_is_published_from_committed_evidence_after_the_tests_only():
     builder = next(name for name in _needs(deploy))
     steps = jobs[builder]["steps"]
     build = next(s for s in steps if "mkdocs" in s.get("run", "") and "build --strict" in s["run"])
-    assert re.search(r'pip" install -q -e "\.\[docs\]"', build["run"]), "the docs extra and nothing else"
+    assert re.search(r'pip" install -q -c verify/requirements.lock -e "\.\[docs\]"', build["run"]), \
+        "the docs extra and nothing else, at the lock's versions"
     assert "verify\" check" in build["run"] and build["run"].index("check") < build["run"].index("build --strict")
     assert "download-artifact" not in json.dumps(steps), "built from the checkout, not from fresh evidence"
     upload = next(s for s in steps if s.get("uses", "").startswith("actions/upload-pages-artifact@"))
@@ -234,7 +235,7 @@ def docs_only_venv(tmp_path_factory):
     """A fresh virtual environment with only the docs extra, as the publishing job makes it."""
     venv = tmp_path_factory.mktemp("docs-venv") / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=120)
-    out = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-e", ".[docs]"], cwd=ROOT,
+    out = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "-c", "verify/requirements.lock", "-e", ".[docs]"], cwd=ROOT,
                          capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
     return venv
@@ -353,7 +354,7 @@ def test_one_cache_key_from_the_environments_inputs():
     jobs = _jobs("verify.yml")
     key_step = next(s for s in jobs["env"]["steps"] if s.get("id") == "key")
     inputs = key_step["env"]["INPUTS"]
-    for source in ("pyproject.toml", "verify/bootstrap.sh", "verify/live/model.py"):
+    for source in ("pyproject.toml", "verify/requirements.lock", "verify/bootstrap.sh", "verify/live/model.py"):
         assert source in inputs
     # A venv links its interpreter by path: the key names the runner image and the exact Python.
     assert "steps.py.outputs.python-version" in key_step["env"]["PYTHON"]

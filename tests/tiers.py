@@ -8,12 +8,17 @@
     proxy     starts a real proxy (nginx, Caddy, HAProxy) or Prometheus, with no vLLM
     browser   drives Debian's Chromium
     build     builds a whole site (MkDocs, Zensical) or a Python environment
+    stack     imports the serving stack (vLLM, PyTorch, PEFT, Transformers) into the test process:
+              vLLM's own argument parser, LoRA weights built with PEFT. Starts nothing, but the
+              imports alone take 2-13 s, more than the rest of a fast test file.
 
-Two checks keep the markers true:
+Three checks keep the markers true:
 - at collection, a test that asks for a fixture of a tier (below) without its marker stops the
   suite before anything runs;
 - while it runs, tests/tier_guard/sitecustomize.py sees every process the test and its Python
-  children start; a start its markers do not allow fails the test.
+  children start; a start its markers do not allow fails the test;
+- a test without the stack marker after which a module of STACK_MODULES is imported that was not
+  before fails (tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -26,7 +31,11 @@ TIERS = {
     "proxy": "starts a real proxy or Prometheus (no vLLM)",
     "browser": "drives Debian's Chromium against a built site",
     "build": "builds a whole site or a Python environment",
+    "stack": "imports the serving stack (vLLM, PyTorch, PEFT, Transformers) into the test process",
 }
+STACK_MODULES = ("vllm", "torch", "peft", "transformers")
+# The tiers whose tests may import the stack: their own servers and engines bring it in anyway.
+STACK_TIERS = {"stack", "live", "engine"}
 FAST = "fast"
 
 # Fixtures that bring a tier with them, by where they are defined: asking for one needs its marker.
@@ -37,6 +46,7 @@ FIXTURE_TIERS = {
     "tests.test_site.site": "build", "tests.test_site_zensical.rendered": "build",
     "tests.test_site_zensical.zsite": "build", "tests.test_workflows.docs_only_venv": "build",
     "tests.test_proxies.test_upstream": "proxy",
+    "tests.test_server_commands.parse": "stack",
 }
 
 

