@@ -11,6 +11,7 @@ import yaml
 from kubernetes import client
 
 from tests.conftest import ROOT
+from verify.config.profiles import DEFAULT_PROFILE, get_profile
 from verify.jobs.health.drain_grace import _manifest_numbers
 
 MANIFEST = ROOT / "snippets" / "health" / "deployment.yaml"
@@ -38,6 +39,13 @@ def test_the_deployment_parses_into_typed_models():
     assert numbers["startup_budget_s"] == (c.startup_probe.initial_delay_seconds or 0) + \
         c.startup_probe.period_seconds * c.startup_probe.failure_threshold
     assert numbers["shutdown_timeout_s"] == int(c.args[c.args.index("--shutdown-timeout") + 1])
+
+
+def test_the_image_is_the_release_the_page_measured():
+    """Not `latest`: the tag names the vLLM release of the site's own profile, which moves with it."""
+    (doc,) = _documents()
+    image = _typed(doc).spec.template.spec.containers[0].image
+    assert image == f"vllm/vllm-openai:v{get_profile(DEFAULT_PROFILE).release}", image
 
 
 def test_a_misspelt_field_is_lost_by_the_typed_model():

@@ -38,9 +38,11 @@ def test_a_fast_test_that_starts_a_proxy_is_refused_and_failed():
 
 
 def test_a_fast_test_that_imports_the_serving_stack_is_failed(monkeypatch):
-    """A stand-in module under a stack module's name (the real import takes seconds): a fast test that
-    brings it in is failed by its teardown, a stack test is not, and one already imported is not counted."""
-    name = next(m for m in tiers.STACK_MODULES if m not in sys.modules)
+    """A stand-in for a stack module (the real imports take seconds, and an earlier test may have made
+    them): a fast test that brings it in is failed by its teardown, a stack test is not, and one already
+    imported is not counted."""
+    name = "stand_in_for_a_stack_module"
+    monkeypatch.setattr(tiers, "STACK_MODULES", (*tiers.STACK_MODULES, name))
     before = {m for m in tiers.STACK_MODULES if m in sys.modules}
     monkeypatch.setitem(sys.modules, name, SimpleNamespace())
     assert conftest.stack_imported(before, {"fast"}) == [f"imported {name} without the stack marker"]

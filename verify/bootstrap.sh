@@ -152,7 +152,8 @@ else
   # Ctrl-C or a failure here stops the background run too (its servers stop with it).
   trap 'kill -INT "$engine_pid" 2>/dev/null || true' INT TERM
   rest=0
-  "$VENV/bin/pytest" -m "not live and not engine" -p no:xdist || rest=$?
+  # Niced: the engine tiers are the longer of the two, and their API server shares the last core.
+  nice -n 10 "$VENV/bin/pytest" -m "not live and not engine" -p no:xdist || rest=$?
   step "the other tiers are done (exit $rest); waiting for the live and engine tiers"
   engine=0
   wait "$engine_pid" || engine=$?

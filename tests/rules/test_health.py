@@ -167,6 +167,21 @@ def one_stream_told_abort(t):
     _told_abort(_streams(t)[0]["stream"])
 
 
+def no_streams(t):
+    """The record holds no stream at all: "every stream was cut" (or "finished") would hold of nothing."""
+    t["drain"]["streams"] = []
+
+
+def a_poll_timed_out(t):
+    """A poll after SIGTERM timed out instead of being refused: the port took the connection and never answered."""
+    next(p for p in t["drain"]["polls"] if not isinstance(p["health"], int))["health"] = "ReadTimeout"
+
+
+def no_direct_request(t):
+    """No completion was sent directly after SIGTERM: what a new request gets is not in the record."""
+    t["drain"]["new_requests"].pop("direct")
+
+
 # --- drain-grace -------------------------------------------------------------------------------------------
 
 
@@ -252,6 +267,9 @@ ROWS = [
     row("drain-abort.streams-cut", _first(one_stream_told_abort), "confirmed"),
     row("drain-abort.refused-at-once", _first(server_answered_503), "refuted"),
     row("drain-abort.refused-at-once", _first(server_answered_after_sigterm), "inconclusive"),
+    row("drain-abort.refused-at-once", _first(a_poll_timed_out), "refuted"),
+    row("drain-abort.refused-at-once", _first(no_direct_request), "inconclusive"),
+    row("drain-abort.streams-cut", _first(no_streams), "inconclusive"),
     row("drain-abort.nginx-502", _first(nginx_passed_a_503), "refuted"),
     row("drain-abort.nginx-502", _first(server_answered_after_sigterm), "inconclusive"),
     row("drain-abort.exits-after-streams", None, "confirmed"),
@@ -260,6 +278,7 @@ ROWS = [
     row("drain-grace.streams-finish", None, "confirmed"),
     row("drain-grace.streams-finish", stream_cut_short, "refuted"),
     row("drain-grace.streams-finish", stream_no_text, "inconclusive"),
+    row("drain-grace.streams-finish", no_streams, "inconclusive"),
     row("drain-grace.new-request-500", new_request_got_503, "refuted"),
     row("drain-grace.new-request-500", new_request_refused, "inconclusive"),
     row("drain-grace.nginx-passes-500", new_request_got_503, "refuted"),

@@ -146,11 +146,17 @@ def impatient_served(d):
     d["impatient"].update(status=200, error=None)
 
 
+def only_one_stream_timed(d):
+    """One stream of the burst left in the record: no queued position to check the arithmetic on."""
+    del d["requests"][1:]
+
+
 ROWS += [
     row("queue-grows.none-refused", None, "confirmed"),
     row("queue-grows.none-refused", one_answer_aborted, "refuted"),
     row("queue-grows.ttft-arithmetic", None, "confirmed"),
     row("queue-grows.ttft-arithmetic", last_first_token_late, "refuted"),
+    row("queue-grows.ttft-arithmetic", only_one_stream_timed, "inconclusive"),
     row("queue-grows.impatient-unseen", None, "confirmed"),
     row("queue-grows.impatient-unseen", counted_as_abort, "refuted"),
     row("queue-grows.impatient-unseen", impatient_generated, "refuted"),
@@ -173,10 +179,27 @@ def passed_answer_cut(d):
     next(a for a in _answers(d) if a["status"] == 200).update(tokens=5)
 
 
+def a_refused_request_reached_vllm(d):
+    """nginx's access log gives one of its 429s an upstream response time: it was sent on to vLLM."""
+    lines = d["proxy_log"]["access_lines"]
+    i = next(i for i, line in enumerate(lines) if line.split()[1] == "429")
+    fields = lines[i].split(" ")
+    fields[3] = "0.004"
+    lines[i] = " ".join(fields)
+
+
+def access_log_unread(d):
+    """nginx's access log came back empty: nothing says where the refused requests stopped."""
+    d["proxy_log"]["access_lines"] = []
+
+
 ROWS += [
     row("front-limit.nginx-refuses", None, "confirmed"),
     row("front-limit.nginx-refuses", nginx_let_one_more_through, "refuted"),
+    row("front-limit.engine-never-sees", None, "confirmed"),
     row("front-limit.engine-never-sees", engine_counted_a_refused_one, "refuted"),
+    row("front-limit.engine-never-sees", a_refused_request_reached_vllm, "refuted"),
+    row("front-limit.engine-never-sees", access_log_unread, "inconclusive"),
     row("front-limit.admitted-whole", passed_answer_cut, "refuted"),
 ]
 

@@ -4,8 +4,8 @@ claims whose evidence explains it.
 A symptom states nothing new. It names how to confirm it (a snippet that a verification job or the live
 test suite runs), the claims that explain it (their verdicts and records are shown beside it, and the
 build fails when one is gone, contradicted or inconclusive on the newest release: verify/verdicts/
-symptoms.py), and the fix (a configuration snippet a job measured, or the article section that settles
-it). Its identifier is the page anchor `symptom-<id>`, which runbooks link to: renaming one needs a
+symptoms.py), and the fix (a configuration snippet a job measured, one whose numbers a job checked
+(FIXES_NOT_RUN), or advice, marked as such, with the article section that settles it). Its identifier is the page anchor `symptom-<id>`, which runbooks link to: renaming one needs a
 redirect (verify/config/redirects.py).
 """
 
@@ -33,6 +33,13 @@ class Symptom:
     def anchor(self) -> str:
         return f"symptom-{self.id}"
 
+
+# Fix files a job reads but does not run, with what it checks of them instead: the index says so beside
+# the file rather than "as measured".
+FIXES_NOT_RUN = {
+    "health/deployment.yaml": "its numbers checked against the measured start-up and drain "
+                              "(drain-grace.manifest-fits), not applied to a cluster",
+}
 
 GROUPS = ("Streaming and proxies", "Rollouts and health", "Overload", "Errors and answers", "Metrics and dashboards")
 
@@ -83,7 +90,7 @@ SYMPTOMS: tuple[Symptom, ...] = (
     Symptom("request-runs-twice", "The server runs the same request several times", GROUPS[0],
             "symptoms/client_defaults.py", "the client's own timeout and retries: with retries above zero and "
             "a timeout shorter than the generation, each attempt runs again on the server",
-            ("client-retries.amplification", "client-retries.sequential-copies", "admission-limit.sdk-retries"),
+            ("client-retries.amplification", "client-retries.sequential-copies"),
             "Set the client's timeout above the longest generation and its retries deliberately.",
             "streaming.md#dial-it-in", fix_snippet="streaming/client_settings.py"),
     # --- Rollouts and health ---------------------------------------------------------------------------

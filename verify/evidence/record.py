@@ -89,18 +89,27 @@ class Record:
         variant = p["server"].get("variant", "default")
         return "server" if variant == "default" else f"server variant {variant}"
 
-    def origin_parts(self, today: date | None = None) -> list[str]:
+    def origin_parts(self, today: date | None = None, own_servers: bool = False) -> list[str]:
+        """own_servers: the job starts servers of its own (Job.starts_own_engine); its record's provenance names
+        only the offline engine it also used."""
         p = self.provenance
         day = self.date[:10]
         age = ((today or date.today()) - date.fromisoformat(day)).days
-        commit = (p["git"].get("commit") or "unknown")[:10]
-        dirty = " with uncommitted changes" if p["git"].get("uncommitted_changes") else ""
         ran = p.get("programs") or {}
         with_programs = ("with " + ", ".join(f"{name} {_short_origin(facts)}" for name, facts in sorted(ran.items()))
                          if ran else "")
-        return [f"{self.profile} profile", f"vLLM {self.engine_version}", self.runs_on, self.model,
-                p["hardware"].get("cpu") or "", with_programs, f"{day} ({age} days ago)" if age > 0 else day,
-                f"commit {commit}{dirty}"]
+        runs_on = "servers the job started itself, from the profile's server command" if own_servers else self.runs_on
+        return [f"{self.profile} profile", f"vLLM {self.engine_version}", runs_on, self.model,
+                p["hardware"].get("cpu") or "", with_programs, f"{day} ({age} days ago)" if age > 0 else day]
+
+    @property
+    def code_tie(self) -> str:
+        """What ties the record to the code a reader can see: the hashes of its inputs (code, snippets,
+        configuration), compared with the checkout at every build; a commit only when the tree was clean."""
+        git = self.provenance.get("git") or {}
+        clean = git.get("commit") and not git.get("uncommitted_changes")
+        return ("its inputs' hashes (code, snippets, configuration) match this build's"
+                + (f"; made at commit {git['commit'][:10]}" if clean else ""))
 
     def evidence_url(self) -> str:
         """Where the record is published, relative to the site root."""

@@ -58,10 +58,13 @@ def pill(verdict: str, label: str | None = None) -> str:
 
 def origin(record, prefix: str, changed: tuple[str, ...] = ()) -> str:
     """Where a record came from, with a link to the raw record and a stale note naming what changed."""
+    from verify.registry import all_jobs  # which jobs start servers of their own
+    job = all_jobs().get(record.job_id)
     link = f'<a href="{prefix}{text(record.evidence_url())}">raw record</a>'
-    stale = (f' · <strong class="verify-stale">STALE: changed since recorded: {text(", ".join(changed))}</strong>'
-             if changed else "")
-    return " · ".join(text(p) for p in record.origin_parts() if p) + " · " + link + stale
+    tie = (f'<strong class="verify-stale">STALE: changed since recorded: {text(", ".join(changed))}</strong>'
+           if changed else text(record.code_tie))
+    parts = record.origin_parts(own_servers=bool(job and job.starts_own_engine))
+    return " · ".join(text(p) for p in parts if p) + " · " + tie + " · " + link
 
 
 def _verdict_pill(verdict: str, expect: str) -> str:
@@ -353,13 +356,17 @@ def symptom_claim(claim, expect: str, state, page_href: str, across: str | None)
             f'<small class="verify-because">{text(state.because)}</small></li>')
 
 
-def symptom(s, claim_rows: list[str], read: str, confirm_lines: int = 0) -> str:
+def symptom(s, claim_rows: list[str], read: str, confirm_lines: int = 0, fix_not_run: str | None = None) -> str:
     """A symptom of the index: a heading with its permanent anchor, how to confirm it, the claims that
     explain it (verdicts from their records) and the fix, with a link (read) to the section that settles it.
-    A confirming command longer than a screenful (confirm_lines) is folded, its name showing."""
-    fix = ""
+    A confirming command longer than a screenful (confirm_lines) is folded, its name showing; fix_not_run:
+    what a job checked of a fix file it does not run, said instead of "as measured"."""
+    fix, label = "", "**Fix**"
     if s.fix_snippet:
-        fix = f'\n??? example "The fix, as measured: snippets/{text(s.fix_snippet)}"\n\n' + _include(s.fix_snippet, "    ")
+        how = fix_not_run or "as measured"
+        fix = f'\n??? example "The fix, {text(how)}: snippets/{text(s.fix_snippet)}"\n\n' + _include(s.fix_snippet, "    ")
+    else:
+        label = "**Fix** (advice: no job measured it)"
     return (f"\n### {text(s.title)} {{ #{s.anchor} }}\n\n"
             f'<p class="verify-symptom-link"><a href="#{s.anchor}" title="Permanent link to this symptom">'
             f'symptoms/#{s.anchor}</a></p>\n\n'
@@ -367,4 +374,4 @@ def symptom(s, claim_rows: list[str], read: str, confirm_lines: int = 0) -> str:
             + (f'??? example "The command: snippets/{text(s.confirm)}"\n\n' + _include(s.confirm, "    ")
                if confirm_lines > 15 else _include(s.confirm))
             + '\n**Explained by**\n\n<ul class="verify-symptom-claims">' + "".join(claim_rows) + "</ul>\n\n"
-            + f'**Fix**: {text(s.fix)} <a href="{read}">Read why</a>.\n' + fix + "\n")
+            + f'{label}: {text(s.fix)} <a href="{read}">Read why</a>.\n' + fix + "\n")

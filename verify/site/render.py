@@ -194,7 +194,7 @@ def _release_changes(src: str, prefix: str, part: str) -> str:
 
 
 def _symptom(src: str, warn: Warn, prefix: str, symptom_id: str) -> str:
-    from verify.config.symptoms import by_id
+    from verify.config.symptoms import FIXES_NOT_RUN, by_id
     from verify.verdicts import symptoms
     if symptom_id not in by_id():
         raise VerifyError(f"{src}: unknown symptom {symptom_id!r} (they are listed in verify/config/symptoms.py)")
@@ -213,7 +213,8 @@ def _symptom(src: str, warn: Warn, prefix: str, symptom_id: str) -> str:
                                        releases.since(across)))
     read_page, _, read_anchor = s.read.partition("#")
     lines = len((SNIPPETS / s.confirm).read_text(encoding="utf-8").splitlines()) if (SNIPPETS / s.confirm).is_file() else 0
-    return html.symptom(s, rows, f"{prefix}{page_url(read_page)}#{read_anchor}", lines)
+    return html.symptom(s, rows, f"{prefix}{page_url(read_page)}#{read_anchor}", lines,
+                        FIXES_NOT_RUN.get(s.fix_snippet or ""))
 
 
 def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) -> str:

@@ -110,7 +110,8 @@ def review(claim_id: str, profile: str, evidence_root: Path | None = None, keep:
         out += [f"The page, docs/{pc.page}, lines {first}-{pc.line}:", ""]
         out += ["    " + ln for ln in _as_read(lines, texts)] + [""]
     out += [f"The claim box says: \"{claim.text}\"", ""]
-    out += [f"The record: {_shown(record.path)} ({'; '.join(p for p in record.origin_parts() if p)})",
+    origin = "; ".join(p for p in record.origin_parts(own_servers=job.starts_own_engine) if p)
+    out += [f"The record: {_shown(record.path)} ({origin}; {record.code_tie})",
             f"What the job asked: {record.raw.get('question', '')}", "Its raw data" + ("" if keep is None else
                                   " (long lists trimmed where marked; if the deciding values may be in the cut, "
                                   "run again with --full)") + ":", ""]

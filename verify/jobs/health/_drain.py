@@ -99,6 +99,16 @@ def streams(d) -> list[dict]:
     return [{"path": s["path"], "offset_s": s["offset_s"], **tokens_and_end(s["stream"])} for s in d["drain"]["streams"]]
 
 
+PATHS = ("direct", "nginx")  # one stream each way, as the jobs send them
+
+
+def streams_missing(d) -> str | None:
+    """Why the streams cannot decide a claim about streams in flight: one of the two the job sends is not
+    in the record (an empty list would make every "all streams" rule pass on nothing)."""
+    got = sorted(s["path"] for s in d["drain"]["streams"] or ())
+    return None if got == sorted(PATHS) else f"the record holds streams {got}, not one each way {list(PATHS)}"
+
+
 def streams_line(d) -> str:
     return "; ".join(f"stream {s['path']}: {s['chunks']} text chunks, the last {after_signal(s, s['last_text_s'])} s "
                      f"after SIGTERM; usage {s['tokens']} of {d['stream_tokens']} tokens, finish reason "

@@ -35,7 +35,9 @@ def _each(d, rule) -> tuple[bool | None, str]:
 
 
 def _streams_cut(t) -> tuple[bool | None, str]:
-    from verify.jobs.health._drain import after_signal, streams, streams_line
+    from verify.jobs.health._drain import after_signal, streams, streams_line, streams_missing
+    if streams_missing(t):
+        return None, streams_missing(t)
     delivered = streams(t)
     if any(s["chunks"] == 0 or after_signal(s, s["last_text_s"]) < -0.5 for s in delivered):
         return None, "a stream had no text shortly before SIGTERM, so it was not in flight: " + streams_line(t)
@@ -52,6 +54,9 @@ def _no_answer(status) -> bool:
     return not isinstance(status, int)  # the name of a connection error: refused, or cut mid-request
 
 
+REFUSED = "ConnectError"  # httpx's name for a connection the port refused; a reset or a timeout is not one
+
+
 def _refused(t) -> tuple[bool | None, str]:
     from verify.jobs.health._drain import new_request, request_line
     polls = t["drain"]["polls"]
@@ -59,9 +64,11 @@ def _refused(t) -> tuple[bool | None, str]:
     r = new_request(t, "direct")
     if start is None:
         return None, f"no poll after SIGTERM found the server gone: it answered until it exited ({len(polls)} polls)"
+    if r is None:
+        return None, "no completion was sent directly after SIGTERM, so what a new request gets is not recorded"
     after = polls[start:]
-    refused = after[0]["t"] <= REFUSED_WITHIN_S and all(_no_answer(p["health"]) and _no_answer(p["models"])
-                                                        for p in after) and (r is None or _no_answer(r["status"]))
+    refused = after[0]["t"] <= REFUSED_WITHIN_S and all(p["health"] == REFUSED and p["models"] == REFUSED
+                                                        for p in after) and r["status"] == REFUSED
     return refused, (f"the first poll with no answer {after[0]['t']:.2f} s after SIGTERM; polls from then on: "
                      f"{sorted({str(p['health']) for p in after} | {str(p['models']) for p in after})}; "
                      + request_line(r, "directly"))

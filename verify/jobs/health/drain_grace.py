@@ -50,7 +50,9 @@ def _last_stream_end_after_signal(d) -> float:
 
 
 def decide_streams_finish(d):
-    from verify.jobs.health._drain import streams, streams_line
+    from verify.jobs.health._drain import streams, streams_line, streams_missing
+    if streams_missing(d):
+        return verdict_if(None, streams_missing(d))
     delivered = streams(d)
     if any(s["chunks"] == 0 for s in delivered):
         return verdict_if(None, "a stream had no text before SIGTERM, so it was not in flight: " + streams_line(d))

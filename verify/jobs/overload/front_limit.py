@@ -45,11 +45,26 @@ def decide_nginx_refuses(d):
                       + ", ".join(f"{a.get('status')} in {a.get('seconds', 0):.2f} s" for a in _answers(d)))
 
 
+def _access(line: str) -> tuple[str, str]:
+    """(status, upstream response time) of an access-log line in the snippet's format: "-" for the upstream time
+    means nginx never contacted vLLM for that request."""
+    fields = line.split()
+    return fields[1], fields[3]
+
+
 def decide_engine_never_sees(d):
     admitted = sum(a.get("status") == 200 for a in _answers(d))
+    refused = sum(a.get("status") == 429 for a in _answers(d))
     finished = sum(v for k, v in d["moved"].items() if k.startswith("vllm:request_success_total"))
-    return verdict_if(admitted > 0 and finished == admitted,
-                      f"{admitted} passed nginx; the engine's vllm:request_success_total rose by {finished:.0f}")
+    lines = [_access(line) for line in d["proxy_log"].get("access_lines") or ()]
+    if len(lines) != len(_answers(d)):
+        return verdict_if(None, f"nginx's access log holds {len(lines)} lines for {len(_answers(d))} requests sent")
+    upstream_refused = [u for status, u in lines if status == "429" and u != "-"]
+    return verdict_if(admitted > 0 and finished == admitted and not upstream_refused
+                      and sum(status == "429" for status, _ in lines) == refused,
+                      f"{admitted} passed nginx; the engine's vllm:request_success_total rose by {finished:.0f}; "
+                      f"nginx's access log: {refused} refused with 429, "
+                      f"{len(upstream_refused)} of them with an upstream response time (sent on to vLLM)")
 
 
 def decide_admitted_whole(d):
