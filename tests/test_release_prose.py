@@ -14,6 +14,9 @@ from verify.paths import DOCS
 from verify.verdicts import release_prose
 from verify.verdicts.directives import parse_directives
 
+# A range the page renders from the records ({{ releases(...) }}, verify/verdicts/releases.py span_of).
+RANGE = re.compile(r"\{\{\s*releases\(.*?\)\s*\}\}")
+
 
 def _differing() -> list[tuple[str, str, int]]:
     """(page, claim id, directive start) for every claim whose verdict differs across releases."""
@@ -36,9 +39,10 @@ def test_the_records_have_claims_that_differ_between_releases_and_the_pages_name
 def test_taking_the_release_out_of_the_paragraph_fails_the_check(page, claim_id, start):
     text = (DOCS / page).read_text()
     lead = release_prose.lead_paragraph(text, start)
-    assert release_prose.VERSION.search(lead), lead
-    # The same paragraph with every release number written as "this release".
-    blind = text.replace(lead, release_prose.VERSION.sub("this release", lead), 1)
+    assert release_prose.VERSION.search(lead) or RANGE.search(lead), lead
+    # The same paragraph with every release number written as "this release", every rendered range as
+    # "these releases".
+    blind = text.replace(lead, RANGE.sub("these releases", release_prose.VERSION.sub("this release", lead)), 1)
     d = next(d for d in parse_directives(blind, page) if d.name == "claim" and d.args[0] == claim_id)
     problem = release_prose.problem(blind, d.start, claim_id)
     assert problem and "names no release" in problem
@@ -51,7 +55,8 @@ def test_naming_another_release_than_the_one_measured_fails_the_check(page, clai
     text = (DOCS / page).read_text()
     lead = release_prose.lead_paragraph(text, start)
     _, first = release_prose.release_dependent(claim_id)
-    wrong = text.replace(lead, lead.replace(first, "0.0.1"), 1)
+    # Typed or rendered, the range names other releases.
+    wrong = text.replace(lead, RANGE.sub("vLLM 0.0.1 to 0.0.2", lead.replace(first, "0.0.1")), 1)
     d = next(d for d in parse_directives(wrong, page) if d.name == "claim" and d.args[0] == claim_id)
     problem = release_prose.problem(wrong, d.start, claim_id)
     assert problem and f"but not {first}" in problem

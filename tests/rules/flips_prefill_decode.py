@@ -38,16 +38,17 @@ def requests_served_one_after_another(d: dict) -> None:
 
 
 def batch_steps_as_fast_as_one(d: dict) -> None:
-    """batching.itl-rises: a batch costs each request nothing: in the largest batch, every request's
-    tokens come as far apart as one request's alone."""
-    from verify.jobs.prefill_decode.batching import by_concurrency
-    rows = by_concurrency(d)
-    factor = rows[0]["itl"] / rows[-1]["itl"]
-    top = max(run["concurrency"] for run in d["runs"])
+    """batching.itl-rises: a batch costs each request nothing: in the largest batch, every request's tokens
+    come as far apart as in the fastest round of one request alone (so no further round could make it rise)."""
+    from verify.jobs.prefill_decode import _sweep
+    one, top = min(run["concurrency"] for run in d["runs"]), max(run["concurrency"] for run in d["runs"])
+    alone = min(_sweep.request_figures(r)["itl"] for run in d["runs"] if run["concurrency"] == one
+                for r in run["requests"])
     for run in d["runs"]:
         if run["concurrency"] != top:
             continue
         for request in run["requests"]:
+            factor = alone / _sweep.request_figures(request)["itl"]
             start = data_times(request["lines"])[0]
             for line in request["lines"]:
                 if line["t"] > start:

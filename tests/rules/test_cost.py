@@ -11,6 +11,7 @@ from tests.rules._records import PROFILES, cases, check, decide, decide_edited, 
 from tests.rules._sweep_edits import rate as _rate
 from tests.rules._sweep_edits import last_line, retime, rounds_of, set_last
 from verify.jobs.cost import throughput
+from verify.jobs.cost.throughput import COST_FACTOR
 
 LEVELS = throughput.LEVELS
 TOP = LEVELS.index(LEVELS[-1])
@@ -60,7 +61,7 @@ def _top_times(factor: float):
 
 def top_level_one_and_a_half_times_one_alone(data: dict) -> None:
     """Each round's 8 at once re-timed to 1.5x the throughput of the same round's one alone: the top median
-    cannot reach twice one alone's whatever a third round measures, so cost falls fails (and early)."""
+    cannot reach COST_FACTOR times one alone's whatever a third round measures, so cost falls fails (and early)."""
     _top_times(1.5)(data)
 
 
@@ -71,48 +72,52 @@ def _one_alone_spread(data: dict) -> float:
     return max(rates) / min(rates)
 
 
-def top_level_just_under_twice_one_alone(data: dict) -> None:
-    """8 at once just under 2x each round's one alone (half way to 2x the spread of the one-alone rounds below
-    it): the rounds' spread straddles twice, so a third round decides."""
-    _top_times(2 / _one_alone_spread(data) ** 0.5)(data)
+def top_level_just_under_the_factor(data: dict) -> None:
+    """8 at once just under COST_FACTOR times each round's one alone (half way to the factor over the spread
+    of the one-alone rounds below it): the rounds' spread straddles the factor, so a third round decides."""
+    _top_times(COST_FACTOR / _one_alone_spread(data) ** 0.5)(data)
 
 
-def top_level_just_over_twice_one_alone(data: dict) -> None:
-    """8 at once just over 2x each round's one alone (as far above as the edit before is below): still
-    straddling twice (the slowest top round over the fastest one alone is under 2), so a third round decides."""
-    _top_times(2 * _one_alone_spread(data) ** 0.5)(data)
+def top_level_just_over_the_factor(data: dict) -> None:
+    """8 at once just over COST_FACTOR times each round's one alone (as far above as the edit before is below):
+    still straddling it (the slowest top round over the fastest one alone is under it), so a third round
+    decides."""
+    _top_times(COST_FACTOR * _one_alone_spread(data) ** 0.5)(data)
 
 
 def top_level_two_and_a_half_times_one_alone(data: dict) -> None:
-    """8 at once at 2.5x each round's one alone: above twice whatever a third round measures, below 3x."""
+    """8 at once at 2.5x each round's one alone: above COST_FACTOR whatever a third round measures, below
+    what the records hold."""
     _top_times(2.5)(data)
 
 
-def _top_exactly_twice(data: dict, one_alone: float) -> None:
+def _top_exactly_at_the_factor(data: dict, one_alone: float) -> None:
     for levels in rounds_of(data):
-        retime(levels[TOP], 2 * one_alone, to_the_bit=True)
-        assert _rate(levels[TOP]) == 2 * one_alone
+        retime(levels[TOP], COST_FACTOR * one_alone, to_the_bit=True)
+        assert _rate(levels[TOP]) == COST_FACTOR * one_alone
     _costs(data)
 
 
-def slowest_top_round_exactly_twice_the_fastest_one_alone(data: dict) -> None:
-    """Both rounds of 8 at once at exactly twice the fastest one-alone round: the least top median over the
-    greatest one-alone median is exactly 2, not above it, so a third round still decides."""
-    _top_exactly_twice(data, max(_rate(r[0]) for r in rounds_of(data)))
+def slowest_top_round_exactly_the_factor_over_the_fastest_one_alone(data: dict) -> None:
+    """Both rounds of 8 at once at exactly COST_FACTOR times the fastest one-alone round: the least top median
+    over the greatest one-alone median is exactly the factor, not above it, so a third round still decides."""
+    _top_exactly_at_the_factor(data, max(_rate(r[0]) for r in rounds_of(data)))
 
 
-def fastest_top_round_exactly_twice_the_slowest_one_alone(data: dict) -> None:
-    """Both rounds of 8 at once at exactly twice the slowest one-alone round: the greatest top median over the
-    least one-alone median is exactly 2, so no third round can make it more: cost falls fails."""
-    _top_exactly_twice(data, min(_rate(r[0]) for r in rounds_of(data)))
+def fastest_top_round_exactly_the_factor_over_the_slowest_one_alone(data: dict) -> None:
+    """Both rounds of 8 at once at exactly COST_FACTOR times the slowest one-alone round: the greatest top
+    median over the least one-alone median is exactly the factor, so no third round can make it more: cost
+    falls fails."""
+    _top_exactly_at_the_factor(data, min(_rate(r[0]) for r in rounds_of(data)))
 
 
-def cost_exactly_half(data: dict) -> None:
-    """One alone timed alike in both rounds (the second at the first's time), 8 at once exactly twice as fast:
-    the cost with 8 at once is exactly half of one alone's, not less than half, so cost falls is refuted."""
+def cost_exactly_the_factor_below(data: dict) -> None:
+    """One alone timed alike in both rounds (the second at the first's time), 8 at once exactly COST_FACTOR
+    times as fast: the cost with 8 at once is exactly one alone's over the factor, not less, so cost falls
+    is refuted."""
     first, second = rounds_of(data)[:2]
     set_last(second[0], last_line(first[0]))
-    _top_exactly_twice(data, _rate(first[0]))
+    _top_exactly_at_the_factor(data, _rate(first[0]))
 
 
 def a_request_ended_before_max_tokens(data: dict) -> None:
@@ -161,15 +166,15 @@ EDITS = [
         ends="prompt_tokens_details present in usage"),
     row("throughput.cost-falls", None, "confirmed"),
     row("throughput.cost-falls", top_level_one_and_a_half_times_one_alone, "refuted", contains="1.5x cheaper"),
-    row("throughput.cost-falls", top_level_just_under_twice_one_alone, "inconclusive",
+    row("throughput.cost-falls", top_level_just_under_the_factor, "inconclusive",
         contains="cost falls: open"),
-    row("throughput.cost-falls", top_level_just_over_twice_one_alone, "inconclusive",
+    row("throughput.cost-falls", top_level_just_over_the_factor, "inconclusive",
         contains="cost falls: open"),
     row("throughput.cost-falls", top_level_two_and_a_half_times_one_alone, "confirmed", contains="2.5x cheaper"),
-    row("throughput.cost-falls", slowest_top_round_exactly_twice_the_fastest_one_alone, "inconclusive",
+    row("throughput.cost-falls", slowest_top_round_exactly_the_factor_over_the_fastest_one_alone, "inconclusive",
         contains="cost falls: open"),
-    row("throughput.cost-falls", fastest_top_round_exactly_twice_the_slowest_one_alone, "refuted"),
-    row("throughput.cost-falls", cost_exactly_half, "refuted", contains="(2.0x cheaper"),
+    row("throughput.cost-falls", fastest_top_round_exactly_the_factor_over_the_slowest_one_alone, "refuted"),
+    row("throughput.cost-falls", cost_exactly_the_factor_below, "refuted", contains="(2.0x cheaper"),
     row("throughput.cost-falls", a_request_ended_before_max_tokens, "inconclusive",
         contains="at 8 at once, request 4 did not run to max_tokens (finish_reason 'stop')"),
     row("throughput.rises-with-concurrency", a_request_ended_before_max_tokens, "inconclusive",
@@ -207,17 +212,17 @@ def _edited(edit) -> dict:
 # whether the third round could still change "cost falls" (open) or not (holds, fails).
 FALLS = [
     (top_level_one_and_a_half_times_one_alone, "fails"),
-    (top_level_just_under_twice_one_alone, "open"),
-    (top_level_just_over_twice_one_alone, "open"),
+    (top_level_just_under_the_factor, "open"),
+    (top_level_just_over_the_factor, "open"),
     (top_level_two_and_a_half_times_one_alone, "holds"),
-    (slowest_top_round_exactly_twice_the_fastest_one_alone, "open"),
-    (fastest_top_round_exactly_twice_the_slowest_one_alone, "fails"),
+    (slowest_top_round_exactly_the_factor_over_the_fastest_one_alone, "open"),
+    (fastest_top_round_exactly_the_factor_over_the_slowest_one_alone, "fails"),
 ]
 
 
 @pytest.mark.parametrize("edit, side", FALLS, ids=[e.__name__ for e, _ in FALLS])
 def test_cost_falls_settles_only_where_no_third_round_could_change_it(edit, side):
-    """8 at once slowed to about (or exactly) twice one alone, and below it: "rises" fails (8 at once is now
+    """8 at once slowed to about (or exactly) COST_FACTOR times one alone, and below it: "rises" fails (8 at once is now
     slower than 4), and the stopping rule says of "cost falls" what the two rounds allow."""
     data = _edited(edit)
     assert _side(data) == {"rounds": 2, "max_rounds": throughput.ROUNDS, "settled": side != "open",

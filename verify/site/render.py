@@ -15,6 +15,7 @@ brought back in line.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable
 
 from verify.errors import VerifyError
@@ -211,10 +212,28 @@ def _symptom(src: str, warn: Warn, prefix: str, symptom_id: str) -> str:
         across = releases.verdicts_across(lean.claim_id)
         rows.append(html.symptom_claim(claim, lean.expect, lean.state, prefix + page_url(lean.page),
                                        releases.since(across)))
+    s = dataclasses.replace(s, fix=_ranges_in(src, warn, s.fix))
     read_page, _, read_anchor = s.read.partition("#")
     lines = len((SNIPPETS / s.confirm).read_text(encoding="utf-8").splitlines()) if (SNIPPETS / s.confirm).is_file() else 0
     return html.symptom(s, rows, f"{prefix}{page_url(read_page)}#{read_anchor}", lines,
                         FIXES_NOT_RUN.get(s.fix_snippet or ""))
+
+
+def _ranges_in(src: str, warn: Warn, text: str) -> str:
+    """A symptom's text with its release ranges rendered, as a page's are (the releases directive only)."""
+    for d in reversed(parse_directives(text, src)):
+        if d.name != "releases":
+            raise VerifyError(f"{src}: a symptom's text may hold only releases directives, not {d.name}")
+        text = text[:d.start] + _releases(src, warn, d.line, *d.args) + text[d.end:]
+    return text
+
+
+def _releases(src: str, warn: Warn, line: int, claim_id: str, verdict: str) -> str:
+    try:
+        return releases.span_of(claim_id, verdict)[0]
+    except VerifyError as e:
+        warn(f"{src}:{line}: {e}")
+        return f"(releases on which {claim_id} is {verdict}: not one range)"
 
 
 def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) -> str:
@@ -251,6 +270,8 @@ def render_page(src: str, markdown: str, warn: Warn, prefix: str | None = None) 
             out = _release_changes(src, prefix, *d.args)
         elif d.name == "symptom":
             out = _symptom(src, warn, prefix, *d.args)
+        elif d.name == "releases":
+            out = _releases(src, warn, d.line, *d.args)
         else:
             raise VerifyError(f"{src}:{d.line}: directive {d.name} is not rendered by the site")
         markdown = markdown[:d.start] + out + markdown[d.end:]

@@ -12,6 +12,8 @@ A page writes, in its Markdown source:
     {{ full_run() }}                                   where the last full re-measure's time went, from its record
     {{ release_changes("claims") }}                    what changed between releases ("summary", "claims", "figures", "tolerances")
     {{ symptom("health-503") }}                        a symptom of the index, with the claims it leans on (verify/config/symptoms.py)
+    {{ releases("admission-limit.flag-known", "confirmed") }}  the releases a claim has that verdict on, as a range that
+                                                       says which were measured and which inferred (releases.span_of)
 
 The build hook (verify/site/hook.py) replaces them; `verify check` reads the
 `claim` directives to compare what pages assert with what the evidence says.
@@ -29,7 +31,7 @@ from verify.paths import DOCS
 
 DIRECTIVE = re.compile(r"\{\{\s*(?P<call>[a-z_]+\(.*?\))\s*\}\}")
 KNOWN = {"claim", "evidence", "chart", "page_summary", "article_counts", "status_table", "mutation_score", "full_run", "release_changes",
-         "symptom"}
+         "symptom", "releases"}
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from verify.errors import VerifyError
 from verify.paths import DOCS
 from verify.registry import find_claim
 from verify.config.timing import timing_claims
@@ -85,7 +86,16 @@ def problem(markdown: str, start: int, claim_id: str) -> str | None:
     if dependent is None:
         return None
     across, first = dependent
-    named = {re.sub(r"^vLLM\s+", "", m.group(0)) for m in VERSION.finditer(lead_paragraph(markdown, start))}
+    lead = lead_paragraph(markdown, start)
+    named = {re.sub(r"^vLLM\s+", "", m.group(0)) for m in VERSION.finditer(lead)}
+    # A range the page renders from the records (the releases directive) names its first release itself.
+    for d in parse_directives(lead):
+        if d.name == "releases":
+            try:
+                named.add(releases.span_of(*d.args)[1])
+            except VerifyError:
+                pass  # the render reports a range that is not one
+    
     if first in named:
         return None
     said = f"names {', '.join(sorted(named))} but not {first}" if named else "names no release"

@@ -229,3 +229,35 @@ def tolerances() -> list[list[str]]:
             f = job.headline
             rows.append([job.id, f"{f.tolerance * 100:.0f} %", f.why, "; ".join(sorted(f.names))])
     return rows
+
+
+def _listed(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def span_of(claim_id: str, verdict: str) -> tuple[str, str]:
+    """The releases on which the claim has `verdict`, as prose writes a range, and the first of them.
+
+    One rendering for every range a page states (the `releases` directive), so that it always says which
+    releases in it were measured and which the bisection infers between them, and moves when a record
+    does: "vLLM 0.29.0 to 0.32.0 (0.29.0, 0.31.0 and 0.32.0 measured; 0.30.0 inferred)". The releases must
+    be consecutive in the timeline: a range with another verdict, an inconclusive or an unknown release
+    inside it is not one range, and the page must say it otherwise."""
+    from verify.errors import VerifyError
+    rows = timeline(claim_id)
+    holds = [i for i, r in enumerate(rows)
+             if (r.measured.verdict if r.measured else r.guess) == verdict]
+    if not holds:
+        raise VerifyError(f"claim {claim_id!r} is {verdict} on no release checked")
+    if holds != list(range(holds[0], holds[-1] + 1)):
+        raise VerifyError(f"claim {claim_id!r} is {verdict} on releases that are not one range: "
+                          f"{', '.join(rows[i].release for i in holds)}")
+    inside = rows[holds[0]:holds[-1] + 1]
+    measured = [r.release for r in inside if r.measured]
+    inferred = [r.release for r in inside if not r.measured]
+    ends = inside[0].release if len(inside) == 1 else f"{inside[0].release} to {inside[-1].release}"
+    if not inferred:
+        note = "measured" if len(inside) == 1 else "each measured"
+    else:
+        note = f"{_listed(measured)} measured; {_listed(inferred)} inferred"
+    return f"vLLM {ends} ({note})", inside[0].release

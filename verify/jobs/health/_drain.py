@@ -3,9 +3,10 @@
 The job launches its own server (with the given --shutdown-timeout, or none: vLLM's default) and
 nginx in front of it (the streaming article's nginx-streaming set-up), waits until the server
 answers, starts one stream of stream_tokens tokens (STREAM_TOKENS unless the job gives its own)
-directly and one through nginx, and IN_FLIGHT_S later sends SIGTERM to the API server process (what
-Kubernetes sends to a container's first process). Until the process exits, /health and /v1/models
-are polled every POLL_S (directly, and /health through nginx too) and /metrics read once;
+directly and one through nginx, waits until the server has generated tokens for both (its
+generation-token counter up by IN_FLIGHT_TOKENS, at most GENERATING_LIMIT_S), and IN_FLIGHT_S later
+sends SIGTERM to the API server process (what Kubernetes sends to a container's first process).
+Until the process exits, /health and /v1/models are polled every POLL_S (directly, and /health through nginx too) and /metrics read once;
 NEW_REQUEST_AFTER_S after the signal one new completion is sent directly and one through nginx.
 """
 
@@ -14,7 +15,11 @@ from __future__ import annotations
 PROXY = "nginx-streaming"
 PATHS = ("direct", "nginx")
 STREAM_TOKENS = 160
-IN_FLIGHT_S = 2.0
+IN_FLIGHT_S = 1.0
+# A fixed pause is not enough: vLLM 0.27.0 on an AVX2-only CPU sent no token to either stream in the 2 s
+# after they were sent, so a stream was not yet "in flight" at the signal.
+IN_FLIGHT_TOKENS = 2 * 4
+GENERATING_LIMIT_S = 60.0
 POLL_S = 0.2
 NEW_REQUEST_AFTER_S = 0.15
 NEW_REQUEST_TOKENS = 8
@@ -51,13 +56,17 @@ def drain(ctx, shutdown_timeout_s: int | None, read_timeout_s: float = STREAM_RE
         new_body = {"model": _watch.MODEL, "prompt": "Hi", "max_tokens": NEW_REQUEST_TOKENS}
         with ctx.proxy(PROXY, srv.port) as proxy, httpx.Client(base_url=srv.url, timeout=10.0) as direct, \
                 httpx.Client(base_url=proxy.url, timeout=10.0) as via:
-            # One request through the whole path first: an engine's first requests can be slow (vLLM 0.27.0
-            # answered its first completions seconds late), and the streams must be generating at the signal.
-            with httpx.Client(base_url=proxy.url, timeout=60.0) as patient:
-                data["warm_up"] = _watch.answer_of(patient, new_body)
+            # Two requests at once first, one each way: an engine's first requests can be slow (vLLM 0.27.0
+            # answered its first completions seconds late, and on an AVX2-only CPU its first batch of two
+            # stalled past a 3 s read timeout), and the streams must be generating at the signal.
+            from concurrent.futures import ThreadPoolExecutor
+            with httpx.Client(base_url=srv.url, timeout=60.0) as a, httpx.Client(base_url=proxy.url, timeout=60.0) as b, \
+                    ThreadPoolExecutor(2) as pool:
+                data["warm_up"], data["warm_up_nginx"] = pool.map(lambda c: _watch.answer_of(c, new_body), (a, b))
             before = _watch.gauges(direct)
             streams = [_watch.stream_in_background(base + "/v1/completions", body, read_timeout_s)
                        for base in (srv.url, proxy.url)]
+            data["generating"] = wait_generating(direct, IN_FLIGHT_TOKENS, GENERATING_LIMIT_S)
             time.sleep(IN_FLIGHT_S)
             os.kill(srv.process.pid, signal.SIGTERM)
             t0 = time.monotonic()
@@ -86,6 +95,33 @@ def drain(ctx, shutdown_timeout_s: int | None, read_timeout_s: float = STREAM_RE
                                     new_requests=new_requests or None, metrics_before=before, metrics_during=during,
                                     exit_s=exit_s, server_exit_code=srv.process.poll())
     return data
+
+
+def generated_tokens(client) -> float | None:
+    """vllm:generation_tokens_total from /metrics (None: not readable)."""
+    import httpx
+    from prometheus_client.parser import text_string_to_metric_families
+    try:
+        r = client.get("/metrics")
+    except httpx.HTTPError:
+        return None
+    if r.status_code != 200:
+        return None
+    return sum(s.value for family in text_string_to_metric_families(r.text) for s in family.samples
+               if s.name == "vllm:generation_tokens_total")
+
+
+def wait_generating(client, tokens: int, limit_s: float) -> dict:
+    """Wait until the server's generation-token counter has risen by tokens (from its first reading),
+    so that streams just sent are generating; how long that took, or that it did not within limit_s."""
+    import time
+    t0, first = time.monotonic(), generated_tokens(client)
+    while time.monotonic() - t0 < limit_s:
+        now = generated_tokens(client)
+        if first is not None and now is not None and now - first >= tokens:
+            return {"after_s": round(time.monotonic() - t0, 3), "tokens": now - first}
+        time.sleep(0.05)
+    return {"after_s": None, "limit_s": limit_s}
 
 
 def after_signal(stream: dict, stream_s: float | None) -> float | None:

@@ -142,9 +142,26 @@ def decide_no_loading_status(d):
                                   + (f"statuses other than 200: {others}" if others else "200 every time"))
 
 
+def _stop_unseen(d) -> str | None:
+    """Why the record does not show the engine stopped (None when it does): the stream sent during the stall
+    was accepted and got no text until its client's timeout, and the completion after SIGCONT got tokens.
+    Without that, a SIGSTOP that did not take would pass for a stall that /health and /metrics miss."""
+    from verify.jobs.health._watch import tokens_and_end
+    s = tokens_and_end(d["stall"]["stream_during"])
+    after = d["stall"]["after_continue"]
+    if s["status"] != 200 or s["chunks"] or "Timeout" not in str(s["client_error"]):
+        return (f"the stream sent during the stall does not show a stopped engine (HTTP {s['status']}, "
+                f"{s['chunks']} text chunks, ended by {s['client_error']})")
+    if after.get("status") != 200 or not after.get("tokens"):
+        return f"after SIGCONT a completion got {after.get('status')}: the engine did not come back"
+    return None
+
+
 def decide_stall_health(d):
     polls = d["stall"]["polls"]
     statuses = [p["health"] for p in polls]
+    if why := _stop_unseen(d):
+        return verdict_if(None, why)
     if len(polls) < 3:
         return verdict_if(None, f"only {len(polls)} /health polls during the stall")
     return verdict_if(statuses.count(200) == len(statuses),
@@ -171,8 +188,8 @@ def decide_stall_metrics_blind(d):
     keys = ("vllm:num_requests_running", "vllm:num_requests_waiting")
     if any(k not in before or k not in during for k in keys):
         return verdict_if(None, "a request gauge is missing from /metrics")
-    if d["stall"]["stream_during"].get("status") != 200:
-        return verdict_if(None, "the stream sent during the stall was not accepted, so no request was in flight")
+    if why := _stop_unseen(d):
+        return verdict_if(None, why)
     same = all(before[k] == during[k] for k in keys)
     return verdict_if(same, "running/waiting requests before the stall "
                             f"{before[keys[0]]:.0f}/{before[keys[1]]:.0f}, during it with a stream in flight "
@@ -181,6 +198,11 @@ def decide_stall_metrics_blind(d):
 
 def decide_stall_recovers(d):
     after = d["stall"]["after_continue"]
+    from verify.jobs.health._watch import tokens_and_end
+    s = tokens_and_end(d["stall"]["stream_during"])
+    if s["chunks"] or "Timeout" not in str(s["client_error"]):
+        return verdict_if(None, f"the stream sent during the stall got {s['chunks']} text chunks and ended by "
+                                f"{s['client_error']}: the record does not show the engine stopped")
     return verdict_if(after.get("status") == 200 and (after.get("tokens") or 0) > 0,
                       f"after SIGCONT a completion got HTTP {after.get('status')} with {after.get('tokens')} tokens "
                       f"in {d['stall']['after_continue_s']:.2f} s")

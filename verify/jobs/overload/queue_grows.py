@@ -8,6 +8,8 @@ later one more request is sent whose client gives up after IMPATIENT_TIMEOUT_S, 
 
 from __future__ import annotations
 
+import re
+
 from verify.job import Claim, Job, verdict_if
 
 REQUESTS = 6
@@ -16,6 +18,8 @@ IMPATIENT_AFTER_S = 0.3
 IMPATIENT_TIMEOUT_S = 1.0
 # The sizing arithmetic: position k (from 0) waits k answers; measured within this share of predicted.
 ARITHMETIC_TOLERANCE = 0.25
+# The request log's lines about a request's life (vllm/entrypoints/logger.py, vllm/v1/engine/async_llm.py).
+REQUEST_LOG = re.compile(r"Received request|Added request|[Aa]bort|Finished request")
 
 
 def collect(ctx) -> dict:
@@ -28,6 +32,7 @@ def collect(ctx) -> dict:
     snippet = ctx.snippet("lifecycle/send_together.py")
     metrics.wait_idle(ctx.server.url)
     before = metrics.read_all(ctx.server.url)
+    mark = ctx.server.log_size()
     impatient: dict = {}
 
     def give_up_soon():
@@ -44,10 +49,20 @@ def collect(ctx) -> dict:
     results = snippet.send_together(ctx.base_url, REQUESTS, MAX_TOKENS)
     waiter.join(30)
     metrics.wait_idle(ctx.server.url)
-    moved = metrics.delta(before, metrics.read_all(ctx.server.url), "vllm:")
+    time.sleep(0.5)  # counters move just after the request is done
+    after = metrics.read_all(ctx.server.url)
+    moved = metrics.delta(before, after, "vllm:")
     streams = [capture.results("sse", [x for x in r.get("lines", []) if x["line"].startswith("data: ")],
                                statuses=[r.get("status")], **r) for r in results]
-    return {"requests": streams, "impatient": impatient, "moved": moved}
+    # What the other two places an operator looks at saw of the same seven requests: the API server's HTTP
+    # counter (every handler and status) and the request log (--enable-log-requests: received, added,
+    # aborted, finished).
+    out = {"requests": streams, "impatient": impatient, "moved": moved,
+           "http_moved": metrics.delta(before, after, "http_requests_total"), "managed": ctx.server.managed, "log": []}
+    if ctx.server.managed:  # a server given by URL: its log is not readable here, and the log claim says so
+        out["log_read"], lines = ctx.server.log_capture(mark)
+        out["log"] = [line for line in lines if REQUEST_LOG.search(line)][:200]
+    return out
 
 
 def request_timings(d) -> list[dict]:
@@ -99,6 +114,46 @@ def decide_impatient_unseen(d):
                               f"vllm:generation_tokens_total by {tokens:.0f} ({REQUESTS} x {MAX_TOKENS})")
 
 
+def _impatient_ids(d) -> list[str]:
+    """The request ids the log received on /v1/completions (cmpl-...): the impatient request is the only one
+    sent there; the burst goes to /v1/chat/completions (chatcmpl-...)."""
+    return sorted({m.group(1) for line in d["log"] for m in [RECEIVED.search(line)] if m})
+
+
+RECEIVED = re.compile(r"Received request (cmpl-[\w-]+)")
+
+
+def decide_impatient_in_log(d):
+    """The request log names the given-up request in an abort line (the id the engine gave it starts with the
+    id the log received it under)."""
+    if not d.get("managed"):
+        return verdict_if(None, "the log of a server given by URL is not readable here")
+    if d["impatient"].get("error") != "ReadTimeout":
+        return verdict_if(None, f"the impatient client did not time out while waiting ({d['impatient']})")
+    ids = _impatient_ids(d)
+    if len(ids) != 1:
+        return verdict_if(None, f"the log received {len(ids)} requests on /v1/completions ({ids}), not the one sent")
+    aborts = [line.split("] ", 1)[-1] for line in d["log"] if ids[0] in line and re.search("[Aa]bort", line)]
+    return verdict_if(bool(aborts), f"{len(d['log'])} request-log lines; about the request given up ({ids[0]}): "
+                                    + ("; ".join(aborts) if aborts else "received and added, no abort line"))
+
+
+def decide_impatient_http_2xx(d):
+    """http_requests_total (the API server's HTTP counter) for /v1/completions, the impatient request's handler."""
+    if d["impatient"].get("error") != "ReadTimeout":
+        return verdict_if(None, f"the impatient client did not time out while waiting ({d['impatient']})")
+    counted = {k.split('status="')[1].split('"')[0]: v for k, v in d["http_moved"].items()
+               if 'handler="/v1/completions"' in k}
+    chat = sum(v for k, v in d["http_moved"].items() if 'handler="/v1/chat/completions"' in k)
+    if chat != REQUESTS:
+        return verdict_if(None, f"the HTTP counter moved by {chat:.0f} for the burst's {REQUESTS} chat requests: "
+                                f"it did not count the requests it served ({d['http_moved']})")
+    return verdict_if(counted == {"2xx": 1.0}, f"the client gave up after {IMPATIENT_TIMEOUT_S:.0f} s with no answer "
+                                               f"({d['impatient']['error']}); http_requests_total for /v1/completions "
+                                               f"rose by {counted or 'nothing'} (by status); for the burst's chat "
+                                               f"requests by {chat:.0f}")
+
+
 JOB = Job(
     id="queue-grows",
     title="The default queue under a burst",
@@ -114,7 +169,12 @@ JOB = Job(
         Claim("queue-grows.ttft-arithmetic", "A request's time to first token is the answers ahead of it: at "
               "position k it is k times one answer's time, within the declared tolerance.", decide_arithmetic),
         Claim("queue-grows.impatient-unseen", "A queued request whose client gives up is dropped without a trace "
-              "in /metrics: it generates no token, and neither the finished-request counter (not even as an abort) "
-              "nor the latency histograms count it.", decide_impatient_unseen),
+              "in vLLM's own series (vllm:): it generates no token, and neither the finished-request counter (not "
+              "even as an abort) nor the latency histograms count it.", decide_impatient_unseen),
+        Claim("queue-grows.impatient-in-log", "The server's request log (--enable-log-requests) does name it: an "
+              "abort line for the request given up in the queue.", decide_impatient_in_log),
+        Claim("queue-grows.impatient-http-2xx", "The API server's HTTP counter, http_requests_total, counts the "
+              "request given up in the queue as a success (status 2xx), though its client got no answer.",
+              decide_impatient_http_2xx),
     ),
 )
