@@ -133,9 +133,9 @@ SYMPTOMS: tuple[Symptom, ...] = (
             fix_snippet="health/deployment.yaml"),
     # --- Overload --------------------------------------------------------------------------------------
     Symptom("engine-busy-503", "503 \"The engine is currently busy\"", GROUPS[2],
-            "overload/burst.py", "some requests of a burst get 503 within a second",
+            "symptoms/rejections.promql", "refusals counted under reason max_num_queued_reqs, without adding load",
             ("admission-limit.refused-503", "admission-limit.counts-running", "admission-limit.no-retry-after",
-             "admission-limit.sdk-retries"),
+             "admission-limit.counted", "admission-limit.sdk-retries"),
             "--max-num-queued-reqs ({{ releases('admission-limit.flag-known', 'confirmed') }}) counts running requests too: so, by inference, set it to "
             "--max-num-seqs plus the queue you accept; retry on another instance.", "overload.md#admission-limit"),
     Symptom("prefill-backlog-503", "503 \"The engine has reached its prefill token backlog limit\"", GROUPS[2],
