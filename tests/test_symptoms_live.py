@@ -73,3 +73,28 @@ def test_every_promql_query_runs_in_prometheus_on_the_series_the_server_exports(
                 assert result == [] and not names & exported, (path.name, result)
             else:
                 assert names <= exported, (path.name, names - exported)
+
+
+def test_the_hang_command_shows_the_hang_on_a_stopped_engine(live_server):
+    """ready-but-hangs: its confirming command (snippets/health/look.py, as the index shows it) run against the
+    live server with its engine core stopped (SIGSTOP, as the health-probes job stops it) shows the symptom:
+    /health 200 while the one-token completion gets no answer in time. The engine then continues, and the
+    same command sees it answer again, so the live server is left as it was found."""
+    import importlib.util
+    import signal
+
+    from verify.jobs.health import _watch
+    if live_server.process is None:
+        pytest.skip("a server given by URL: its engine core is not this test's to stop")
+    core = _watch.engine_core(live_server.process.pid)
+    assert core is not None, "no engine core process under the live server"
+    spec = importlib.util.spec_from_file_location("look", ROOT / "snippets" / "health" / "look.py")
+    look = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(look)
+    core.send_signal(signal.SIGSTOP)
+    try:
+        hung = look.look(live_server.url, "chat")
+    finally:
+        core.send_signal(signal.SIGCONT)
+    assert hung["health"] == 200 and hung["completion"] == "ReadTimeout", hung
+    assert look.look(live_server.url, "chat", timeout=60)["completion"] == 200
