@@ -94,9 +94,10 @@ def test_ctrl_c_during_startup_leaves_no_process():
 
 @pytest.mark.engine
 def test_ctrl_c_while_an_offline_job_starts_its_server_leaves_no_process_and_no_record(tmp_path):
-    """An offline job that also starts the server: its engine child and that server both go."""
+    """A job run in a child process of its own (the offline engine's) that starts a server: the child and that
+    server both go. admission-limit launches its server first thing, so the interrupt comes seconds in."""
     before = set(our_processes())
-    proc = subprocess.Popen([*VERIFY, "run", "offline-generation-defaults", "--all", "--evidence-dir", str(tmp_path)],
+    proc = subprocess.Popen([*VERIFY, "run", "admission-limit", "--all", "--evidence-dir", str(tmp_path)],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 240
     seen = []

@@ -33,6 +33,20 @@ def test_every_symptom_leans_on_claims_that_hold_and_its_commands_run():
     assert symptoms.problems() == []
 
 
+def test_every_command_under_snippets_symptoms_is_run_against_its_fault_by_the_test_it_names():
+    """verify/config/symptoms.py SHOWN: each file of snippets/symptoms/ has an entry, and the test file it
+    names runs that file (by its name) and exists; an entry for a file that is gone is caught too."""
+    folder = ROOT / "snippets" / "symptoms"
+    assert set(config.SHOWN) == {f"symptoms/{p.name}" for p in folder.iterdir()}
+    for path, shown in config.SHOWN.items():
+        source = (ROOT / "tests" / shown.test).read_text()
+        name = path.split("/")[-1]
+        # test_symptoms_live.py runs every query of the folder (found by glob), named or not.
+        by_glob = name.endswith(".promql") and 'glob("*.promql")' in source
+        assert name in source or by_glob, (path, shown.test)
+    assert all(s.confirm in config.SHOWN for s in config.SYMPTOMS if s.confirm.startswith("symptoms/"))
+
+
 def _lean(symptom_id: str, i: int = 0) -> symptoms.Lean:
     return symptoms.leans(_one(symptom_id))[i]
 

@@ -41,6 +41,45 @@ FIXES_NOT_RUN = {
                               "(drain-grace.manifest-fits), not applied to a cluster",
 }
 
+# Where each confirming command under snippets/symptoms/ meets the fault it diagnoses, and the test file that
+# runs it there (verify/verdicts/symptoms.py checks that the file names it). Where a healthy server already
+# shows what the command looks for (a default, an exported name, a figure to compare), that is the fault.
+@dataclass(frozen=True)
+class Shown:
+    against: str  # what the command was run against, in the index's words
+    test: str  # the test file (under tests/) that runs it there
+
+
+SHOWN = {
+    "symptoms/health.sh": Shown("the live server with its engine core killed: never 200 again, then no status",
+                                "test_live_server_stopped.py"),
+    "symptoms/watch_drain.sh": Shown("a server sent SIGTERM with a stream in flight: the failed completions "
+                                     "with their statuses", "test_own_server.py"),
+    "symptoms/non_streaming.sh": Shown("nginx with a 2 s proxy_read_timeout in front of a longer generation: "
+                                       "HTTP 504", "test_symptoms_live.py"),
+    "symptoms/models.sh": Shown("a request for a name the server does not serve (404): the names it does",
+                                "test_symptoms_live.py"),
+    "symptoms/rejections.promql": Shown("a burst past --max-num-queued-reqs: the refusals under "
+                                        "max_num_queued_reqs", "test_own_server.py"),
+    "symptoms/waiting.promql": Shown("a burst past --max-num-seqs: above zero while it lasts",
+                                     "test_own_server.py"),
+    "symptoms/queue_and_kv.promql": Shown("a burst past --max-num-seqs: a result while requests wait with the "
+                                          "KV cache nearly empty", "test_own_server.py"),
+    "symptoms/finished_by_reason.promql": Shown("a stream its client left: counted under no reason",
+                                                "test_symptoms_live.py"),
+    "symptoms/vllm_command.sh": Shown("the CPU build: PackageNotFoundError", "test_vllm_command.py"),
+    "symptoms/client_defaults.py": Shown("the client as installed: two retries, a ten-minute timeout",
+                                         "test_symptoms_live.py"),
+    "symptoms/kv_usage.promql": Shown("the live server: fractions from 0 to 1", "test_symptoms_live.py"),
+    "symptoms/old_names.promql": Shown("the live server: no series under the old name", "test_symptoms_live.py"),
+    "symptoms/ttft_p50.promql": Shown("the live server: the figure to set beside the client's",
+                                      "test_symptoms_live.py"),
+    "symptoms/ttft_p99.promql": Shown("the live server: the estimate", "test_symptoms_live.py"),
+    "symptoms/preemptions.promql": Shown("the live server, where it finds the series and no preemptions; the "
+                                         "rising counter itself is the kv-preemption job's record, read from "
+                                         "/metrics without this query", "test_symptoms_live.py"),
+}
+
 GROUPS = ("Streaming and proxies", "Rollouts and health", "Overload", "Errors and answers", "Metrics and dashboards")
 
 SYMPTOMS: tuple[Symptom, ...] = (

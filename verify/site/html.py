@@ -356,11 +356,13 @@ def symptom_claim(claim, expect: str, state, page_href: str, across: str | None)
             f'<small class="verify-because">{text(state.because)}</small></li>')
 
 
-def symptom(s, claim_rows: list[str], read: str, confirm_lines: int = 0, fix_not_run: str | None = None) -> str:
+def symptom(s, claim_rows: list[str], read: str, confirm_lines: int = 0, fix_not_run: str | None = None,
+            shown_against: str | None = None) -> str:
     """A symptom of the index: a heading with its permanent anchor, how to confirm it, the claims that
     explain it (verdicts from their records) and the fix, with a link (read) to the section that settles it.
     A confirming command longer than a screenful (confirm_lines) is folded, its name showing; fix_not_run:
-    what a job checked of a fix file it does not run, said instead of "as measured"."""
+    what a job checked of a fix file it does not run, said instead of "as measured"; shown_against: what the
+    test suite ran the confirming command against."""
     fix, label = "", "**Fix**"
     if s.fix_snippet:
         how = fix_not_run or "as measured"
@@ -370,7 +372,9 @@ def symptom(s, claim_rows: list[str], read: str, confirm_lines: int = 0, fix_not
     return (f"\n### {text(s.title)} {{ #{s.anchor} }}\n\n"
             f'<p class="verify-symptom-link"><a href="#{s.anchor}" title="Permanent link to this symptom">'
             f'symptoms/#{s.anchor}</a></p>\n\n'
-            f"**Confirm**: {text(s.confirm_how)}.\n\n"
+            f"**Confirm**: {text(s.confirm_how)}."
+            + (f" <small>Run by the test suite against {text(shown_against)}.</small>" if shown_against else "")
+            + "\n\n"
             + (f'??? example "The command: snippets/{text(s.confirm)}"\n\n' + _include(s.confirm, "    ")
                if confirm_lines > 15 else _include(s.confirm))
             + '\n**Explained by**\n\n<ul class="verify-symptom-claims">' + "".join(claim_rows) + "</ul>\n\n"

@@ -195,7 +195,7 @@ def _release_changes(src: str, prefix: str, part: str) -> str:
 
 
 def _symptom(src: str, warn: Warn, prefix: str, symptom_id: str) -> str:
-    from verify.config.symptoms import FIXES_NOT_RUN, by_id
+    from verify.config.symptoms import FIXES_NOT_RUN, SHOWN, by_id
     from verify.verdicts import symptoms
     if symptom_id not in by_id():
         raise VerifyError(f"{src}: unknown symptom {symptom_id!r} (they are listed in verify/config/symptoms.py)")
@@ -215,8 +215,9 @@ def _symptom(src: str, warn: Warn, prefix: str, symptom_id: str) -> str:
     s = dataclasses.replace(s, fix=_ranges_in(src, warn, s.fix))
     read_page, _, read_anchor = s.read.partition("#")
     lines = len((SNIPPETS / s.confirm).read_text(encoding="utf-8").splitlines()) if (SNIPPETS / s.confirm).is_file() else 0
+    shown = SHOWN.get(s.confirm)
     return html.symptom(s, rows, f"{prefix}{page_url(read_page)}#{read_anchor}", lines,
-                        FIXES_NOT_RUN.get(s.fix_snippet or ""))
+                        FIXES_NOT_RUN.get(s.fix_snippet or ""), shown.against if shown else None)
 
 
 def _ranges_in(src: str, warn: Warn, text: str) -> str:
