@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from tests.tier_guard import sitecustomize as tier_guard
 
 ROOT = Path(__file__).resolve().parent.parent
 VERIFY = [sys.executable, "-m", "verify"]
+pytest_plugins = ["tests.floor"]  # --floor-report: the live and engine tiers' floor (tests/floor.py)
 
 
 # Starts the running test's markers do not allow, seen in this process (children write to the tier log).
@@ -192,7 +194,10 @@ def live_server(request):
     from verify.live.server import server_for
     cm = server_for(get_profile("cpu"), request.config.getoption("--server-url"),
                     progress=lambda m: print(m, file=sys.stderr, flush=True))
+    from tests import floor  # here, once pytest has registered it as a plugin (tests/floor.py)
+    t0 = time.monotonic()
     server = cm.__enter__()
+    floor.server_started(request.config, "shared", server.url, time.monotonic() - t0)
     yield server
     cm.__exit__(None, None, None)
 

@@ -1,7 +1,7 @@
 """The engine tier's one server of its own, beside the shared one (a start takes 70-100 s on 2 cores, so
 everything that needs other flags than the shared server's runs here): the lora variant, two requests at a
 time (--max-num-seqs 2), three admitted in all (--max-num-queued-reqs 3, which counts the running ones), a
-30 s drain (--shutdown-timeout 30). The tests run in file order; the drain ends the server, so it is last.
+KV cache of five blocks (--num-gpu-blocks-override 5, --max-model-len 512), a 30 s drain (--shutdown-timeout 30). The tests run in file order; the drain ends the server, so it is last.
 
 - The LoRA machinery: the variant's adapters built, put in by path, served by name; its environment set
   (placeholders replaced by the cached folders, the recorded command free of the machine's paths,
@@ -9,8 +9,9 @@ time (--max-num-seqs 2), three admitted in all (--max-num-queued-reqs 3, which c
   404, not the router's). What the LoRA jobs measure on their own servers is theirs to record.
 - The symptom index's confirming commands (snippets/symptoms/) against the faults they diagnose: a burst
   of short requests, more than the server admits; while it lasts, waiting.promql and queue_and_kv.promql
-  show requests waiting (with the KV cache nearly empty) in a real Prometheus that scrapes the server, and
-  after it rejections.promql counts the refused ones under reason max_num_queued_reqs. Then the server is
+  show requests waiting (with the KV cache under half used) in a real Prometheus that scrapes the server, and
+  after it rejections.promql counts the refused ones under reason max_num_queued_reqs. Two long requests
+  then need more KV cache than there is, and preemptions.promql rises above zero. Then the server is
   drained (SIGTERM) while watch_drain.sh watches, and it reports the requests that failed with their
   statuses. The other faults are met on the shared server (tests/test_symptoms_live.py: a stopped engine,
   a proxy timeout, a name the server does not serve; tests/test_live_server_stopped.py: a dead engine).
@@ -41,13 +42,20 @@ FOLDER = ROOT / "snippets" / "symptoms"
 RUNNING = 2  # --max-num-seqs
 ADMITTED = 3  # --max-num-queued-reqs: running and waiting together
 BURST = 8
-FLAGS = ("--max-num-seqs", str(RUNNING), "--max-num-queued-reqs", str(ADMITTED), "--shutdown-timeout", "30")
+# A KV cache of five blocks of 128 tokens (the context cut to fit it): two short requests fill under half of
+# it, two of LONG_TOKENS each need more than all of it, so one is preempted.
+BLOCKS, MAX_LEN, LONG_TOKENS = 5, 512, 300
+FLAGS = ("--max-num-seqs", str(RUNNING), "--max-num-queued-reqs", str(ADMITTED), "--shutdown-timeout", "30",
+         "--num-gpu-blocks-override", str(BLOCKS), "--max-model-len", str(MAX_LEN))
 
 
 @pytest.fixture(scope="module")
-def server():
+def server(request):
+    from tests import floor
     from verify.live.server import managed_server
+    t0 = time.monotonic()
     with managed_server(get_profile("cpu"), variant="lora", extra_flags=FLAGS, progress=lambda m: None) as srv:
+        floor.server_started(request.config, "own", srv.url, time.monotonic() - t0)
         yield srv
 
 
@@ -112,6 +120,23 @@ def test_a_burst_past_the_admission_limit_is_seen_waiting_then_counted_refused(s
         assert by_reason.get("max_num_queued_reqs", 0) > 0, by_reason
 
 
+def test_two_long_requests_past_the_kv_cache_show_preemptions_rising(server):
+    """preemptions.promql: above zero once two running requests need more KV cache blocks than there are; both
+    still finish (kv-preemption.all-finish)."""
+    def one(_):
+        return httpx.post(server.api + "/completions", timeout=300, json={
+            "model": SERVED_MODEL_NAME, "prompt": "Tell a long story.", "max_tokens": LONG_TOKENS, "ignore_eos": True})
+
+    with prometheus.managed_prometheus(f"127.0.0.1:{server.port}", scrape_interval_s=0.25) as prom:
+        assert prometheus.wait_for(lambda: prom.query("vllm:num_preemptions_total"), 30), "no scrape"
+        with concurrent.futures.ThreadPoolExecutor(RUNNING) as pool:
+            answers = list(pool.map(one, range(RUNNING)))
+        assert [r.status_code for r in answers] == [200] * RUNNING, [r.text[:200] for r in answers]
+        assert all(r.json()["usage"]["completion_tokens"] == LONG_TOKENS for r in answers)
+        expr = _query("preemptions.promql")
+        assert prometheus.wait_for(lambda: max(_values(prom.query(expr)), default=0.0) > 0, 10), prom.query(expr)
+
+
 def test_a_drain_watched_by_watch_drain_sh_reports_its_failed_requests(server, tmp_path):
     """watch_drain.sh, as the index shows it (its extra argument keeps the report), started before SIGTERM."""
     report = tmp_path / "r.json"
@@ -122,7 +147,7 @@ def test_a_drain_watched_by_watch_drain_sh_reports_its_failed_requests(server, t
         if "start the drain now" in line:
             break
     # A stream in flight keeps the server draining (not gone) while the probe's requests arrive.
-    body = {"model": SERVED_MODEL_NAME, "prompt": "Tell a long story.", "max_tokens": 300,
+    body = {"model": SERVED_MODEL_NAME, "prompt": "Tell a long story.", "max_tokens": LONG_TOKENS,
             "ignore_eos": True, "stream": True}
     stream = threading.Thread(target=lambda: httpx.post(server.api + "/completions", json=body, timeout=60),
                               daemon=True)

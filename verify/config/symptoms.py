@@ -42,7 +42,7 @@ FIXES_NOT_RUN = {
 }
 
 # Where each confirming command under snippets/symptoms/ meets the fault it diagnoses, and the test file that
-# runs it there (verify/verdicts/symptoms.py checks that the file names it). Where a healthy server already
+# runs it there (tests/test_symptoms.py checks that the file names it). Where a healthy server already
 # shows what the command looks for (a default, an exported name, a figure to compare), that is the fault.
 @dataclass(frozen=True)
 class Shown:
@@ -64,7 +64,7 @@ SHOWN = {
     "symptoms/waiting.promql": Shown("a burst past --max-num-seqs: above zero while it lasts",
                                      "test_own_server.py"),
     "symptoms/queue_and_kv.promql": Shown("a burst past --max-num-seqs: a result while requests wait with the "
-                                          "KV cache nearly empty", "test_own_server.py"),
+                                          "KV cache under half used", "test_own_server.py"),
     "symptoms/finished_by_reason.promql": Shown("a stream its client left: counted under no reason",
                                                 "test_symptoms_live.py"),
     "symptoms/vllm_command.sh": Shown("the CPU build: PackageNotFoundError", "test_vllm_command.py"),
@@ -75,9 +75,8 @@ SHOWN = {
     "symptoms/ttft_p50.promql": Shown("the live server: the figure to set beside the client's",
                                       "test_symptoms_live.py"),
     "symptoms/ttft_p99.promql": Shown("the live server: the estimate", "test_symptoms_live.py"),
-    "symptoms/preemptions.promql": Shown("the live server, where it finds the series and no preemptions; the "
-                                         "rising counter itself is the kv-preemption job's record, read from "
-                                         "/metrics without this query", "test_symptoms_live.py"),
+    "symptoms/preemptions.promql": Shown("two long requests that need more KV cache than a five-block cache "
+                                         "holds: above zero", "test_own_server.py"),
 }
 
 GROUPS = ("Streaming and proxies", "Rollouts and health", "Overload", "Errors and answers", "Metrics and dashboards")
@@ -138,15 +137,17 @@ SYMPTOMS: tuple[Symptom, ...] = (
             ("drain-abort.nginx-502", "drain-grace.new-request-500", "drain-abort.streams-cut",
              "drain-grace.streams-finish"),
             "Give the server a shutdown timeout, a preStop pause and a grace period that covers both and the "
-            "teardown after them.",
+            "teardown after them. Measured here: the shutdown timeout lets streams in flight finish, while new "
+            "requests still got 500; that a preStop pause keeps new requests away while endpoints are removed is "
+            "Kubernetes' documentation, not measured.",
             "health.md#in-production", fix_snippet="health/deployment.yaml", probe_checks=("drain",)),
     Symptom("ready-but-hangs", "Requests hang on a pod that is Ready", GROUPS[1],
             "health/look.py", "/health answers 200 while a completion gets no answer before its timeout",
             ("health-probes.stall-health-200", "health-probes.stall-request-hangs",
              "health-probes.stall-metrics-blind"),
             "Watch for it with a one-token completion and a timeout: /health alone does not see it (the "
-            "Deployment the page shows probes /health only). On {{ releases('health-probes.ready-together', 'refuted') }} "
-            "the same happened "
+            "Deployment the page shows probes /health only). In starts recorded on "
+            "{{ releases('health-probes.ready-together', 'refuted') }}, and in some on 0.27.0, the same happened "
             "at start-up, for a while after /health first answered 200.", "health.md#in-production"),
     Symptom("health-503", "/health answers 503, then the port refuses connections", GROUPS[1],
             "symptoms/health.sh", "the status of /health",
@@ -167,12 +168,14 @@ SYMPTOMS: tuple[Symptom, ...] = (
             ("drain-abort.refused-at-once", "drain-abort.streams-cut", "drain-abort.exits-after-streams"),
             "With the default shutdown timeout the process exits only once its last stream has ended. A cut "
             "stream ends at once with an error event, or, when it gets nothing more, only when its client gives "
-            "up (each seen on the releases measured): give clients a read timeout, and the server a shutdown "
+            "up (each seen on {{ releases('drain-abort.exits-after-streams', 'confirmed') }}): give clients a read timeout, and the server a shutdown "
             "timeout with a grace period that covers it.", "health.md#sigterm-default",
             fix_snippet="health/deployment.yaml"),
     # --- Overload --------------------------------------------------------------------------------------
     Symptom("engine-busy-503", "503 \"The engine is currently busy\"", GROUPS[2],
-            "symptoms/rejections.promql", "refusals counted under reason max_num_queued_reqs, without adding load",
+            "symptoms/rejections.promql", "refusals counted under reason max_num_queued_reqs, without adding load "
+            "(on releases that export the counter; on the others, count the access log's 503 lines or "
+            "http_requests_total's 5xx)",
             ("admission-limit.refused-503", "admission-limit.counts-running", "admission-limit.no-retry-after",
              "admission-limit.counted", "admission-limit.sdk-retries"),
             "--max-num-queued-reqs ({{ releases('admission-limit.flag-known', 'confirmed') }}) counts running requests too: so, by inference, set it to "
@@ -199,9 +202,11 @@ SYMPTOMS: tuple[Symptom, ...] = (
             "prefill-decode/long_prompt_meets_stream.py", "the longest gap between tokens lasts about the "
             "long prompt's prefill",
             ("prefill-stall.decode-waits", "prefill-stall-chunked.stall-bounded"),
-            "On {{ releases('prefill-stall-chunked.stall-bounded', 'confirmed') }}, lower --max-num-batched-tokens so long prompts are prefilled in "
-            "chunks between decode steps; on {{ releases('prefill-stall-chunked.stall-bounded', 'refuted') }} "
-            "a budget of 128 did not bound the pause.",
+            "Lower --max-num-batched-tokens so long prompts are prefilled in chunks between decode steps, and "
+            "measure the pause on your own machine: a budget of 128 bounded it on "
+            "{{ releases('prefill-stall-chunked.stall-bounded', 'confirmed') }} and not on "
+            "{{ releases('prefill-stall-chunked.stall-bounded', 'refuted') }}, records made on different CPUs, so "
+            "whether the release or the CPU decides is not known.",
             "prefill-decode.md#prefill-stall"),
     Symptom("preemptions-rising", "vllm:num_preemptions_total keeps rising", GROUPS[2],
             "symptoms/preemptions.promql", "preemptions per second above zero",
@@ -281,7 +286,8 @@ SYMPTOMS: tuple[Symptom, ...] = (
     Symptom("kv-low-yet-waiting", "KV cache usage is low, yet requests wait", GROUPS[4],
             "symptoms/queue_and_kv.promql", "requests waiting while KV cache usage stays low",
             ("load-signals.kv-quiet", "load-signals.waiting-past-limit", "kv-timeline.cached-not-counted"),
-            "The limit is --max-num-seqs, not memory: alert on vllm:num_requests_waiting.",
+            "In the record the limit was --max-num-seqs, not memory: check it first, and alert on "
+            "vllm:num_requests_waiting.",
             "metrics.md#experiment-2", fix_snippet="metrics/alert-rules.yml"),
     Symptom("kv-alert-never-fires", "A KV cache alert at 90 never fires", GROUPS[4],
             "symptoms/kv_usage.promql", "values between 0 and 1",

@@ -6,12 +6,18 @@ does not know the flag refuses to start, and that refusal is the observation). I
 completions at the same moment (the page's snippet, overload/burst.py), reading /metrics before and
 after. Then, with the limit filled by LIMIT long streams, it calls the openai client (overload/sdk_retry.py)
 once with its default retries and once with none, reading the admission counter around each call; the
-streams are closed once the client has returned, as nothing after that needs them.
+streams are closed once the client has returned, as nothing after that needs them. Around the burst it also
+keeps what the two other places an operator looks at saw: the API server's HTTP counter
+(http_requests_total, by handler and status) and the server's log (access and request-log lines).
 """
 
 from __future__ import annotations
 
+import re
+
 from verify.job import OFFLINE, Claim, Job, verdict_if
+from verify.jobs.overload._admission import (NO_COUNTER, counter_delta, counters, decide_flag_known, flag_known,
+                                             idle, not_known)
 
 LIMIT = 2
 FLAGS = ("--max-num-seqs", "1", "--max-num-queued-reqs", str(LIMIT))
@@ -20,9 +26,13 @@ BURST_TOKENS = 32
 FILL_TOKENS = 400  # the streams that hold the limit while the client is called (closed once it returned)
 REFUSED_WITHIN_S = 1.0  # the claim: a refusal comes this soon (the margin covers six client threads starting at once)
 REASON = "max_num_queued_reqs"
-COUNTER = f"vllm:admission_rejections_total{{{REASON}}}"  # as _counters keys it
-NO_COUNTER = "this release's /metrics has no vllm:admission_rejections_total"
+COUNTER = f"vllm:admission_rejections_total{{{REASON}}}"  # as _admission.counters keys it
 BUSY = "The engine is currently busy"  # the start of the refusal's message
+HANDLER = "/v1/completions"  # the burst's endpoint (overload/burst.py)
+# The log lines kept around the burst: uvicorn's access line of each completion, and the request log's.
+LOG_LINE = re.compile(r'"POST /v1/completions HTTP/1\.1" \d{3}|Received request|Added request|[Aa]bort|'
+                      r"Finished request|[Rr]eject|busy")
+ACCESS_STATUS = re.compile(r'"POST /v1/completions HTTP/1\.1" (\d{3})')
 
 
 def collect(ctx) -> dict:
@@ -31,7 +41,7 @@ def collect(ctx) -> dict:
     import httpx
 
     from verify.jobs.health import _watch
-    from verify.measure import capture
+    from verify.measure import capture, metrics
     look = ctx.snippet(_watch.SNIPPET)
     burst = ctx.snippet("overload/burst.py")
     sdk = ctx.snippet("overload/sdk_retry.py")
@@ -46,45 +56,20 @@ def collect(ctx) -> dict:
             return data
         data["start"] = capture.results("startup-polls", polls, polls=polls, ready_s=ready_s)
         with httpx.Client(base_url=srv.url, timeout=10.0) as client:
-            before = _counters(client)
+            before, http_before, mark = counters(client), metrics.read_all(srv.url), srv.log_size()
             answers = burst.burst(srv.api, _watch.MODEL, BURST, BURST_TOKENS)
-            _idle(client)
-            after = _counters(client)
+            idle(client)
+            time.sleep(0.5)  # counters move just after a request is done
+            after, http_after = counters(client), metrics.read_all(srv.url)
             data["burst_answers"] = capture.results("burst", answers, statuses=[a.get("status") for a in answers],
                                                     answers=answers, expect_status=[503],
                                                     counters_before=before, counters_after=after)
+            data["burst_http_moved"] = metrics.delta(http_before, http_after, "http_requests_total")
+            data["burst_log_read"], lines = srv.log_capture(mark)
+            data["burst_log"] = [line for line in lines if LOG_LINE.search(line)][:200]
             data["sdk"] = {label: _sdk_call(srv, client, sdk, retries)
                            for label, retries in (("default", None), ("no retries", 0))}
     return data
-
-
-def _counters(client) -> dict[str, float]:
-    """The admission counter by reason, the finished requests by reason, the request gauges and the
-    generated tokens, from /metrics."""
-    from prometheus_client.parser import text_string_to_metric_families
-    r = client.get("/metrics")
-    r.raise_for_status()
-    out: dict[str, float] = {}
-    for family in text_string_to_metric_families(r.text):
-        for s in family.samples:
-            if s.name in ("vllm:admission_rejections_total", "vllm:request_success_total"):
-                label = s.labels.get("reason") or s.labels.get("finished_reason")
-                key = f"{s.name}{{{label}}}"
-                out[key] = out.get(key, 0.0) + s.value
-            elif s.name in ("vllm:num_requests_running", "vllm:num_requests_waiting",
-                            "vllm:generation_tokens_total"):
-                out[s.name] = out.get(s.name, 0.0) + s.value
-    return out
-
-
-def _idle(client, limit_s: float = 120.0) -> None:
-    import time
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < limit_s:
-        c = _counters(client)
-        if c.get("vllm:num_requests_running", 1) == 0 and c.get("vllm:num_requests_waiting", 1) == 0:
-            return
-        time.sleep(0.2)
 
 
 def _sdk_call(srv, client, sdk, retries) -> dict:
@@ -97,11 +82,11 @@ def _sdk_call(srv, client, sdk, retries) -> dict:
             "ignore_eos": True, "stream": True}
     end = _hold(srv.api + "/completions", body, LIMIT, 120.0)
     time.sleep(1.0)  # both admitted: one running, one waiting
-    before = _counters(client)
+    before = counters(client)
     result = sdk.call(srv.api, _watch.MODEL, retries)
-    after = _counters(client)
+    after = counters(client)
     held = end()
-    _idle(client)
+    idle(client)
     return capture.results("sdk-call", [result], result=result, counters_before=before, counters_after=after,
                            limit_held_by=held)
 
@@ -138,27 +123,6 @@ def _hold(url: str, body: dict, n: int, timeout: float):
     return end
 
 
-def _flag_known(d) -> bool:
-    return "burst_answers" in d
-
-
-def _not_known(d) -> str:
-    lines = d["start"].get("unrecognized") or ["(no line)"]
-    return f"the server did not start with {' '.join(d['flags'])}: {lines[0][-160:]}"
-
-
-def counter_delta(c: dict, key: str) -> float:
-    return c["counters_after"].get(key, 0.0) - c["counters_before"].get(key, 0.0)
-
-
-def decide_flag_known(d):
-    if _flag_known(d):
-        return verdict_if(True, f"the server started with {' '.join(d['flags'])}")
-    if not d["start"].get("unrecognized"):
-        return verdict_if(None, "the server did not start, for another reason than an unknown flag")
-    return verdict_if(False, _not_known(d))
-
-
 def _answers(d):
     return d["burst_answers"]["answers"]
 
@@ -168,16 +132,16 @@ def _statuses(d) -> str:
 
 
 def decide_counts_running(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
     admitted = sum(a.get("status") == 200 for a in _answers(d))
     return verdict_if(admitted == LIMIT, f"{BURST} sent at once to --max-num-seqs 1 --max-num-queued-reqs {LIMIT}: "
                                          f"{admitted} admitted; {_statuses(d)}")
 
 
 def decide_refused_503(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
     refused = [a for a in _answers(d) if a.get("status") != 200]
     if not refused:
         return verdict_if(None, "nothing was refused")
@@ -187,8 +151,8 @@ def decide_refused_503(d):
 
 
 def decide_refused_fast(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
     refused = [a["seconds"] for a in _answers(d) if a.get("status") == 503]
     admitted = [a["seconds"] for a in _answers(d) if a.get("status") == 200]
     if not refused or not admitted:
@@ -199,8 +163,8 @@ def decide_refused_fast(d):
 
 
 def decide_no_retry_after(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
     refused = [a for a in _answers(d) if a.get("status") == 503]
     if not refused:
         return verdict_if(None, "nothing was refused")
@@ -209,8 +173,8 @@ def decide_no_retry_after(d):
 
 
 def decide_counter(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
     b = d["burst_answers"]
     refused = sum(a.get("status") == 503 for a in _answers(d))
     admitted_done = sum(counter_delta(b, k) for k in b["counters_after"] if k.startswith("vllm:request_success_total"))
@@ -224,13 +188,47 @@ def decide_counter(d):
 
 
 def decide_admitted_whole(d):
-    if not _flag_known(d):
-        return verdict_if(None, _not_known(d))
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
     admitted = [a for a in _answers(d) if a.get("status") == 200]
     if not admitted:
         return verdict_if(None, "nothing was admitted")
     return verdict_if(all(a.get("tokens") == BURST_TOKENS and a.get("finish_reason") == "length" for a in admitted),
                       "admitted: " + ", ".join(f"{a.get('tokens')} tokens ({a.get('finish_reason')})" for a in admitted))
+
+
+def _refused_count(d) -> int:
+    return sum(a.get("status") == 503 for a in _answers(d))
+
+
+def decide_refusal_in_log(d):
+    """The access log has one 503 line for each refused request of the burst, and one 200 for each admitted."""
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
+    if d["burst_log_read"].get("error") or not d["burst_log"]:
+        return verdict_if(None, f"the server's log was not read around the burst ({d['burst_log_read']})")
+    statuses = [m.group(1) for line in d["burst_log"] for m in [ACCESS_STATUS.search(line)] if m]
+    refused = _refused_count(d)
+    received = sum("Received request" in line for line in d["burst_log"])
+    busy = sum("failed" in line and BUSY in line for line in d["burst_log"])
+    return verdict_if(statuses.count("503") == refused and statuses.count("200") == BURST - refused,
+                      f"{refused} refused, {BURST - refused} admitted; the access log's lines for {HANDLER}: "
+                      f"{statuses.count('503')} with 503, {statuses.count('200')} with 200; the request log: "
+                      f"{received} received, {busy} failed with \"{BUSY}\"")
+
+
+def decide_refusal_http_5xx(d):
+    """http_requests_total for the burst's handler, by status: the refusals under 5xx."""
+    if not flag_known(d):
+        return verdict_if(None, not_known(d))
+    counted = {k.split('status="')[1].split('"')[0]: v for k, v in d["burst_http_moved"].items()
+               if f'handler="{HANDLER}"' in k}
+    refused = _refused_count(d)
+    if not refused:
+        return verdict_if(None, "nothing was refused")
+    return verdict_if(counted == {"5xx": float(refused), "2xx": float(BURST - refused)},
+                      f"{refused} refused, {BURST - refused} admitted; http_requests_total for {HANDLER} rose by "
+                      f"{counted or 'nothing'} (by status)")
 
 
 def _sdk_line(c: dict) -> str:
@@ -241,8 +239,8 @@ def _sdk_line(c: dict) -> str:
 
 def _sdk_call_undecided(d, label: str) -> str | None:
     """Why the client call `label` cannot decide a claim about its attempts, or None when it can."""
-    if not _flag_known(d):
-        return _not_known(d)
+    if not flag_known(d):
+        return not_known(d)
     c = d["sdk"][label]
     if any(h["status"] != 200 for h in c["limit_held_by"]):
         return "the streams meant to hold the limit were not both admitted"
@@ -292,6 +290,10 @@ JOB = Job(
         Claim("admission-limit.no-retry-after", "The 503 carries no Retry-After header.", decide_no_retry_after),
         Claim("admission-limit.counted", "vllm:admission_rejections_total, labelled with the limit's name, counts "
               "every refusal, and vllm:request_success_total only the admitted requests.", decide_counter),
+        Claim("admission-limit.refusal-in-log", "The server's log shows each refusal: one access line with 503 "
+              "for each refused request, one with 200 for each admitted.", decide_refusal_in_log),
+        Claim("admission-limit.refusal-http-5xx", "The API server's HTTP counter, http_requests_total, counts "
+              "each refusal under status 5xx and each admitted request under 2xx.", decide_refusal_http_5xx),
         Claim("admission-limit.admitted-whole", "Admitted requests are answered in full, as without the limit.",
               decide_admitted_whole),
         Claim("admission-limit.sdk-retries", "The openai client retries a 503 by itself: with its defaults one "

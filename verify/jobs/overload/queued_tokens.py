@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from verify.job import OFFLINE, Claim, Job, verdict_if
 # The same launch, the same start-up finding on a release without the flag, read the same way.
-from verify.jobs.overload.admission_limit import _flag_known, _not_known, decide_flag_known
+from verify.jobs.overload._admission import decide_flag_known, flag_known, not_known
 
 LIMIT = 22  # prompt tokens; the burst's prompts count 9 or 10 each, so LIMIT is no multiple of them
 FLAGS = ("--max-num-seqs", "1", "--max-num-queued-tokens", str(LIMIT))
@@ -24,7 +24,7 @@ HOLDER_TOKENS = 160
 # 2-core AVX2-only machine one refusal of 0.31.0's burst came in 1.06 s, six client threads starting together.
 REFUSED_WITHIN_S = 2.0
 REASON = "max_num_queued_tokens"
-COUNTER = f"vllm:admission_rejections_total{{{REASON}}}"  # as admission_limit._counters keys it
+COUNTER = f"vllm:admission_rejections_total{{{REASON}}}"  # as _admission.counters keys it
 GENERATED = "vllm:generation_tokens_total"
 BACKLOG = "The engine has reached its prefill token backlog limit"  # the start of the refusal's message
 
@@ -35,7 +35,7 @@ def collect(ctx) -> dict:
     import httpx
 
     from verify.jobs.health import _watch
-    from verify.jobs.overload.admission_limit import _counters, _idle
+    from verify.jobs.overload._admission import counters, idle
     from verify.measure import capture
     look = ctx.snippet(_watch.SNIPPET)
     burst = ctx.snippet("overload/burst.py")
@@ -50,7 +50,7 @@ def collect(ctx) -> dict:
             return data
         data["start"] = capture.results("startup-polls", polls, polls=polls, ready_s=ready_s)
         with httpx.Client(base_url=srv.url, timeout=10.0) as client:
-            before = _counters(client)
+            before = counters(client)
             body = {"model": _watch.MODEL, "prompt": HOLDER_PROMPT, "max_tokens": HOLDER_TOKENS,
                     "ignore_eos": True, "stream": True, "stream_options": {"include_usage": True}}
             generated = before.get(GENERATED, 0.0)  # the readiness check's completion generated some already
@@ -59,8 +59,8 @@ def collect(ctx) -> dict:
             burst_began = time.monotonic()
             answers = burst.burst(srv.api, _watch.MODEL, BURST, BURST_TOKENS)
             stream, holder_began = holder()
-            _idle(client)
-            after = _counters(client)
+            idle(client)
+            after = counters(client)
         data["holder"] = stream  # a failed stream makes every claim that reads it inconclusive
         data["burst_answers"] = capture.results(
             "burst", answers, statuses=[a.get("status") for a in answers], answers=answers, expect_status=[503],
@@ -73,10 +73,10 @@ def _wait_generating(client, generated: float, limit_s: float = 60.0) -> float |
     """Seconds until /metrics counts more generated tokens than `generated` (the holder has left prefill)."""
     import time
 
-    from verify.jobs.overload.admission_limit import _counters
+    from verify.jobs.overload._admission import counters
     t0 = time.monotonic()
     while time.monotonic() - t0 < limit_s:
-        if _counters(client).get(GENERATED, 0.0) > generated:
+        if counters(client).get(GENERATED, 0.0) > generated:
             return round(time.monotonic() - t0, 3)
         time.sleep(0.1)
     return None
@@ -108,8 +108,8 @@ def holder_of(d) -> dict:
 
 def _undecided(d) -> str | None:
     """Why the record cannot decide this job's claims, or None when it can."""
-    if not _flag_known(d):
-        return _not_known(d)
+    if not flag_known(d):
+        return not_known(d)
     if d["burst_answers"].get("generating_after_s") is None:
         return "the long stream never started generating"
     h = holder_of(d)
@@ -180,7 +180,7 @@ def decide_refused_503(d):
 
 
 def decide_counted(d):
-    from verify.jobs.overload.admission_limit import NO_COUNTER, counter_delta
+    from verify.jobs.overload._admission import NO_COUNTER, counter_delta
     if why := _undecided(d):
         return verdict_if(None, why)
     b = d["burst_answers"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from verify.jobs.overload import admission_limit, queued_tokens as job
+from verify.jobs.overload import _admission, queued_tokens as job
 from verify.site import html
 from verify.site.views.overload._burst import answers_table
 
@@ -20,8 +20,8 @@ def burst(record) -> str:
         ["burst sent at (s)", str(b.get("burst_sent_s"))],
         ["last token at (s)", str(h.get("last_text_s"))],
         ["tokens, finish reason", f"{h.get('tokens')}, {h.get('finish_reason')}"]])
-    moved = [[k, f"{admission_limit.counter_delta(b, k):+.0f}"] for k in sorted(b["counters_after"])
-             if admission_limit.counter_delta(b, k)]
+    moved = [[k, f"{_admission.counter_delta(b, k):+.0f}"] for k in sorted(b["counters_after"])
+             if _admission.counter_delta(b, k)]
     return holder + answers_table(b["answers"]) + html.table(["/metrics, after the burst", "change"], moved)
 
 

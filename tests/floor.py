@@ -1,0 +1,130 @@
+"""The floor of the tiers that need a vLLM engine (live and engine): the least time they could take on this
+machine, measured while they run, set beside the time they took.
+
+With --floor-report FILE, every server the suite starts and waits for (the shared one, the engine tier's own)
+is watched from its start: how long the start took, and, read from its /metrics every WATCH_S, the time the
+engine had a request running or waiting (busy: the union, so requests at once count once) and the server's
+own time for each request added up (vllm:e2e_request_latency_seconds_sum). Engine-tier tests without a
+server fixture start an engine of their own (to see it fail, interrupt it, or run a job on it) and count
+whole, as engine time. The floor is the starts plus the busy time plus those tests; everything else the two tiers spend is
+the suite's own (Python processes, proxies, Prometheus, waits). The report is written as JSON and summed up
+at the end of the run; nothing here fails a test.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from tests import tiers
+
+WATCH_S = 0.1
+E2E = "vllm:e2e_request_latency_seconds_sum"
+_watches: dict[str, "_Watch"] = {}
+_starts: dict[str, float] = {}
+_tests: dict[str, dict] = {}
+
+
+class _Watch(threading.Thread):
+    """Reads one server's /metrics until stopped or the server is gone; keeps the busy time and e2e sum."""
+
+    def __init__(self, url: str):
+        super().__init__(daemon=True)
+        self.url, self.busy_s, self.e2e_first, self.e2e_last, self.reads = url, 0.0, None, None, 0
+        self._halt = threading.Event()
+
+    def run(self):
+        last = time.monotonic()
+        with httpx.Client(timeout=2.0) as client:
+            while not self._halt.wait(WATCH_S):
+                try:
+                    text = client.get(self.url + "/metrics").text
+                except httpx.HTTPError:
+                    return  # the server is gone (a test stopped it): what was read so far stands
+                now = time.monotonic()
+                values = _values(text)
+                if values.get("vllm:num_requests_running", 0) + values.get("vllm:num_requests_waiting", 0) > 0:
+                    self.busy_s += now - last
+                last = now
+                if E2E in values:
+                    self.e2e_first = values[E2E] if self.e2e_first is None else self.e2e_first
+                    self.e2e_last = values[E2E]
+                self.reads += 1
+
+    def stop(self) -> dict:
+        self._halt.set()
+        self.join(timeout=5)
+        return {"busy_s": round(self.busy_s, 1), "reads": self.reads,
+                "e2e_sum_s": round((self.e2e_last or 0) - (self.e2e_first or 0), 1)}
+
+
+def _values(text: str) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("vllm:") and not line.startswith("#"):
+            name, _, value = line.rpartition(" ")
+            key = name.split("{")[0]
+            try:
+                out[key] = out.get(key, 0.0) + float(value)
+            except ValueError:
+                pass
+    return out
+
+
+def enabled(config) -> bool:
+    return bool(config.getoption("--floor-report", default=None))
+
+
+def server_started(config, label: str, url: str, start_s: float) -> None:
+    """A fixture's server is up: keep its start time and watch it from now on."""
+    if not enabled(config):
+        return
+    _starts[label] = round(start_s, 1)
+    _watches[label] = _Watch(url)
+    _watches[label].start()
+
+
+def pytest_addoption(parser):
+    parser.addoption("--floor-report", default=None, metavar="FILE",
+                     help="measure the live and engine tiers' floor (server starts, engine busy time) into FILE")
+
+
+def pytest_runtest_logreport(report):
+    entry = _tests.setdefault(report.nodeid, {"s": 0.0})
+    entry["s"] += report.duration
+
+
+def pytest_collection_modifyitems(config, items):
+    if enabled(config):
+        for item in items:
+            if item.nodeid in _tests:
+                continue
+            markers = tiers.markers_of(item)
+            server_fixture = {"live_server", "server"} & set(getattr(item, "fixturenames", ()))
+            _tests[item.nodeid] = {"s": 0.0, "own_engine": "engine" in markers and not server_fixture}
+
+
+def pytest_sessionfinish(session):
+    config = session.config
+    if not enabled(config):
+        return
+    servers = {label: w.stop() for label, w in _watches.items()}
+    own_engine = {k: round(v["s"], 1) for k, v in _tests.items() if v.get("own_engine")}
+    took = round(sum(v["s"] for v in _tests.values()), 1)
+    floor = round(sum(_starts.values()) + sum(s["busy_s"] for s in servers.values()) + sum(own_engine.values()), 1)
+    report = {"took_s": took, "floor_s": floor, "ratio": round(took / floor, 2) if floor else None,
+              "server_starts_s": _starts, "servers": servers, "own_engine_tests_s": own_engine,
+              "tests": len(_tests)}
+    Path(config.getoption("--floor-report")).write_text(json.dumps(report, indent=2) + "\n")
+    tr = config.pluginmanager.get_plugin("terminalreporter")
+    if tr is not None:
+        tr.write_line(f"floor of these tiers: {floor:.0f} s = server starts {sum(_starts.values()):.0f} s "
+                      f"({', '.join(f'{k} {v:.0f}' for k, v in _starts.items())}) + engine busy "
+                      f"{sum(s['busy_s'] for s in servers.values()):.0f} s (requests' own time added up: "
+                      f"{sum(s['e2e_sum_s'] for s in servers.values()):.0f} s) + tests with an engine of their own "
+                      f"{sum(own_engine.values()):.0f} s; they took {took:.0f} s "
+                      f"({report['ratio']}x the floor); report: {config.getoption('--floor-report')}")
