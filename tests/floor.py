@@ -94,18 +94,15 @@ def pytest_addoption(parser):
 
 
 def pytest_runtest_logreport(report):
-    entry = _tests.setdefault(report.nodeid, {"s": 0.0})
-    entry["s"] += report.duration
+    if report.nodeid in _tests:
+        _tests[report.nodeid]["s"] += report.duration
 
 
-def pytest_collection_modifyitems(config, items):
-    if enabled(config):
-        for item in items:
-            if item.nodeid in _tests:
-                continue
-            markers = tiers.markers_of(item)
-            server_fixture = {"live_server", "server"} & set(getattr(item, "fixturenames", ()))
-            _tests[item.nodeid] = {"s": 0.0, "own_engine": "engine" in markers and not server_fixture}
+def pytest_runtest_setup(item):
+    """Only the tests that run are counted; whether one brings an engine of its own is known here."""
+    if enabled(item.config) and item.nodeid not in _tests:
+        server_fixture = {"live_server", "server"} & set(getattr(item, "fixturenames", ()))
+        _tests[item.nodeid] = {"s": 0.0, "own_engine": "engine" in tiers.markers_of(item) and not server_fixture}
 
 
 def pytest_sessionfinish(session):

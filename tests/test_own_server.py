@@ -1,7 +1,8 @@
 """The engine tier's one server of its own, beside the shared one (a start takes 70-100 s on 2 cores, so
 everything that needs other flags than the shared server's runs here): the lora variant, two requests at a
 time (--max-num-seqs 2), three admitted in all (--max-num-queued-reqs 3, which counts the running ones), a
-KV cache of five blocks (--num-gpu-blocks-override 5, --max-model-len 512), a 30 s drain (--shutdown-timeout 30). The tests run in file order; the drain ends the server, so it is last.
+KV cache of seven blocks (--num-gpu-blocks-override 7, --max-model-len 512), a 30 s drain
+(--shutdown-timeout 30). The tests run in file order; the drain ends the server, so it is last.
 
 - The LoRA machinery: the variant's adapters built, put in by path, served by name; its environment set
   (placeholders replaced by the cached folders, the recorded command free of the machine's paths,
@@ -42,9 +43,9 @@ FOLDER = ROOT / "snippets" / "symptoms"
 RUNNING = 2  # --max-num-seqs
 ADMITTED = 3  # --max-num-queued-reqs: running and waiting together
 BURST = 8
-# A KV cache of five blocks of 128 tokens (the context cut to fit it): two short requests fill under half of
-# it, two of LONG_TOKENS each need more than all of it, so one is preempted.
-BLOCKS, MAX_LEN, LONG_TOKENS = 5, 512, 300
+# A KV cache of seven blocks of 128 tokens (the context cut to fit it): two short requests (a block each) fill
+# under half of it, two of LONG_TOKENS (four blocks each) need more than all of it, so one is preempted.
+BLOCKS, MAX_LEN, LONG_TOKENS = 7, 512, 400
 FLAGS = ("--max-num-seqs", str(RUNNING), "--max-num-queued-reqs", str(ADMITTED), "--shutdown-timeout", "30",
          "--num-gpu-blocks-override", str(BLOCKS), "--max-model-len", str(MAX_LEN))
 
@@ -92,7 +93,7 @@ def test_a_burst_past_the_admission_limit_is_seen_waiting_then_counted_refused(s
 
     with prometheus.managed_prometheus(f"127.0.0.1:{server.port}", scrape_interval_s=0.25) as prom:
         assert prometheus.wait_for(lambda: prom.query("vllm:num_requests_waiting"), 30), "no scrape"
-        waiting, queue_and_kv = [], []
+        waiting, queue_and_kv, kv = [], [], []
         with concurrent.futures.ThreadPoolExecutor(BURST) as pool:
             answers = pool.map(one, range(BURST))
             done = threading.Event()
@@ -105,6 +106,7 @@ def test_a_burst_past_the_admission_limit_is_seen_waiting_then_counted_refused(s
             while not done.wait(0.25):  # read the queries as a dashboard would, while the burst lasts
                 waiting.append(max(_values(prom.query(_query("waiting.promql"))), default=0.0))
                 queue_and_kv.append(prom.query(_query("queue_and_kv.promql")))
+                kv.append(max(_values(prom.query("vllm:kv_cache_usage_perc")), default=None))
         statuses = sorted(r.status_code for r in collected)
         refused = [r for r in collected if r.status_code == 503]
         assert statuses.count(200) == ADMITTED and len(refused) == BURST - ADMITTED, statuses
@@ -112,7 +114,7 @@ def test_a_burst_past_the_admission_limit_is_seen_waiting_then_counted_refused(s
         # waiting.promql: above zero while the burst lasts, at most the admitted ones past the two running.
         assert 0 < max(waiting) <= ADMITTED - RUNNING, waiting
         # queue_and_kv.promql: a non-empty result (requests waiting while the KV cache is under half used).
-        assert any(queue_and_kv), queue_and_kv
+        assert any(queue_and_kv), list(zip(waiting, kv))
         # rejections.promql: the refusals counted by reason, with no load added to ask.
         assert prometheus.wait_for(lambda: prom.query(_query("rejections.promql")), 10)
         by_reason = {s["metric"].get("reason"): float(s["value"][1])

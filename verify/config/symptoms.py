@@ -75,7 +75,7 @@ SHOWN = {
     "symptoms/ttft_p50.promql": Shown("the live server: the figure to set beside the client's",
                                       "test_symptoms_live.py"),
     "symptoms/ttft_p99.promql": Shown("the live server: the estimate", "test_symptoms_live.py"),
-    "symptoms/preemptions.promql": Shown("two long requests that need more KV cache than a five-block cache "
+    "symptoms/preemptions.promql": Shown("two long requests that need more KV cache than a seven-block cache "
                                          "holds: above zero", "test_own_server.py"),
 }
 
