@@ -74,12 +74,12 @@ def test_what_is_loaded_through_importlib_keeps_the_layers_too(entry):
 
 
 def _layout_rows() -> list[str]:
-    text = (ROOT / "README.md").read_text()
+    text = (ROOT / "CONTRIBUTING.md").read_text()
     table = text.split("| Layer | Folder | What it holds |", 1)[1].split("\n\n", 1)[0]
     return [line for line in table.splitlines() if line.startswith("| ") and not line.startswith("|---")]
 
 
-def test_the_readme_layout_table_matches_the_folders():
+def test_the_layers_table_matches_the_folders():
     """Every folder and module the table names exists, every part of verify/ is in it, and its layers are
     the contract's layers in the contract's order."""
     import re
@@ -89,10 +89,10 @@ def test_the_readme_layout_table_matches_the_folders():
     named |= {re.sub(r"/<\w+>.*", "", p) for p in named}  # verify/jobs/<article>/ names verify/jobs
     for path in named:
         found = list(ROOT.glob(re.sub(r"<\w+>", "*", path)))
-        assert found, f"the README names {path}, which does not exist"
+        assert found, f"CONTRIBUTING.md's layers table names {path}, which does not exist"
     parts = {f"verify/{p.name}" for p in (ROOT / "verify").iterdir()
              if p.name not in ("__init__.py", "__main__.py", "__pycache__", "bootstrap.sh", "requirements.lock")}
-    assert parts <= named, f"not in the README's layout table: {sorted(parts - named)}"
+    assert parts <= named, f"not in CONTRIBUTING.md's layers table: {sorted(parts - named)}"
     # Each folder's modules are named in its row.
     for row in rows:
         folder = re.findall(r"`(verify/\w+)/`", row.split("|")[2])
