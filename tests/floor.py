@@ -35,10 +35,11 @@ class _Watch(threading.Thread):
     def __init__(self, url: str):
         super().__init__(daemon=True)
         self.url, self.busy_s, self.e2e_first, self.e2e_last, self.reads, self.failed = url, 0.0, None, None, 0, 0
+        self.busy: list[tuple[float, float]] = []  # wall-clock spans counted busy, to set beside each test
         self._halt = threading.Event()
 
     def run(self):
-        last = time.monotonic()
+        last, last_wall = time.monotonic(), time.time()
         with httpx.Client(timeout=10.0) as client:
             while not self._halt.wait(WATCH_S):
                 try:
@@ -47,13 +48,14 @@ class _Watch(threading.Thread):
                     # A slow answer under load, or a server a test stopped or killed: the time until the next
                     # read that answers is not counted as busy, so the floor errs low, never high.
                     self.failed += 1
-                    last = time.monotonic()
+                    last, last_wall = time.monotonic(), time.time()
                     continue
-                now = time.monotonic()
+                now, now_wall = time.monotonic(), time.time()
                 values = _values(text)
                 if values.get("vllm:num_requests_running", 0) + values.get("vllm:num_requests_waiting", 0) > 0:
                     self.busy_s += now - last
-                last = now
+                    self.busy.append((last_wall, now_wall))
+                last, last_wall = now, now_wall
                 if E2E in values:
                     self.e2e_first = values[E2E] if self.e2e_first is None else self.e2e_first
                     self.e2e_last = values[E2E]
@@ -99,7 +101,15 @@ def pytest_addoption(parser):
 
 def pytest_runtest_logreport(report):
     if report.nodeid in _tests:
-        _tests[report.nodeid]["s"] += report.duration
+        entry = _tests[report.nodeid]
+        entry["s"] += report.duration
+        entry.setdefault("spans", []).append((report.start, report.stop))
+
+
+def _busy_within(spans: list[tuple[float, float]]) -> float:
+    """Engine-busy seconds (any watched server) inside a test's setup, call and teardown."""
+    return sum(max(0.0, min(b1, t1) - max(b0, t0)) for w in _watches.values() for b0, b1 in w.busy
+               for t0, t1 in spans)
 
 
 def pytest_runtest_setup(item):
@@ -117,9 +127,13 @@ def pytest_sessionfinish(session):
     own_engine = {k: round(v["s"], 1) for k, v in _tests.items() if v.get("own_engine")}
     took = round(sum(v["s"] for v in _tests.values()), 1)
     floor = round(sum(_starts.values()) + sum(s["busy_s"] for s in servers.values()) + sum(own_engine.values()), 1)
+    # Where the rest went: each test's time beyond the engine's busy time within it (its own overhead), largest
+    # first; a server start inside a test's setup is listed too, as the floor counts it apart.
+    beyond = sorted(((round(v["s"] - _busy_within(v.get("spans", [])), 1), k) for k, v in _tests.items()
+                     if not v.get("own_engine")), reverse=True)
     report = {"took_s": took, "floor_s": floor, "ratio": round(took / floor, 2) if floor else None,
               "server_starts_s": _starts, "servers": servers, "own_engine_tests_s": own_engine,
-              "tests": len(_tests)}
+              "tests": len(_tests), "beyond_busy_s": {k: v for v, k in beyond[:25]}}
     Path(config.getoption("--floor-report")).write_text(json.dumps(report, indent=2) + "\n")
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None:
