@@ -25,6 +25,7 @@ from tests import tiers
 WATCH_S = 0.1
 E2E = "vllm:e2e_request_latency_seconds_sum"
 _watches: dict[str, "_Watch"] = {}
+_stopped: dict[str, dict] = {}  # the figures of watches already stopped, by label
 _starts: dict[str, float] = {}
 _tests: dict[str, dict] = {}
 
@@ -69,15 +70,13 @@ class _Watch(threading.Thread):
 
 
 def _values(text: str) -> dict[str, float]:
+    """The vllm: samples of a /metrics text, each name summed over its labels (prometheus_client's parser)."""
+    from prometheus_client.parser import text_string_to_metric_families
     out: dict[str, float] = {}
-    for line in text.splitlines():
-        if line.startswith("vllm:") and not line.startswith("#"):
-            name, _, value = line.rpartition(" ")
-            key = name.split("{")[0]
-            try:
-                out[key] = out.get(key, 0.0) + float(value)
-            except ValueError:
-                pass
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name.startswith("vllm:"):
+                out[sample.name] = out.get(sample.name, 0.0) + sample.value
     return out
 
 
@@ -92,6 +91,12 @@ def server_started(config, label: str, url: str, start_s: float) -> None:
     _starts[label] = round(start_s, 1)
     _watches[label] = _Watch(url)
     _watches[label].start()
+
+
+def server_stopped(label: str) -> None:
+    """A fixture's server is done with: stop watching it (its figures are kept for the report)."""
+    if label in _watches:
+        _stopped[label] = _watches.pop(label).stop()
 
 
 def pytest_addoption(parser):
@@ -123,7 +128,7 @@ def pytest_sessionfinish(session):
     config = session.config
     if not enabled(config):
         return
-    servers = {label: w.stop() for label, w in _watches.items()}
+    servers = {**_stopped, **{label: w.stop() for label, w in _watches.items()}}
     own_engine = {k: round(v["s"], 1) for k, v in _tests.items() if v.get("own_engine")}
     took = round(sum(v["s"] for v in _tests.values()), 1)
     floor = round(sum(_starts.values()) + sum(s["busy_s"] for s in servers.values()) + sum(own_engine.values()), 1)

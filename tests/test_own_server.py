@@ -33,6 +33,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
+from tests.symptom_queries import query_in
 from verify.config.adapters import RECIPES
 from verify.config.profiles import LORA_ADAPTERS, SERVED_MODEL_NAME, get_profile
 from verify.live import prometheus
@@ -58,6 +59,7 @@ def server(request):
     with managed_server(get_profile("cpu"), variant="lora", extra_flags=FLAGS, progress=lambda m: None) as srv:
         floor.server_started(request.config, "own", srv.url, time.monotonic() - t0)
         yield srv
+        floor.server_stopped("own")
 
 
 def test_the_lora_variant_serves_each_adapter_with_runtime_updating_on(server):
@@ -75,11 +77,6 @@ def test_the_lora_variant_serves_each_adapter_with_runtime_updating_on(server):
             "model": model, "messages": [{"role": "user", "content": "Name three colours of the rainbow."}],
             "temperature": 0, "max_tokens": 12}).json()["choices"][0]["message"]["content"]
     assert greedy("attn-a") != greedy("chat")
-
-
-def _query(name: str) -> str:
-    text = (FOLDER / name).read_text()
-    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
 
 
 def _values(result: list[dict]) -> list[float]:
@@ -104,8 +101,8 @@ def test_a_burst_past_the_admission_limit_is_seen_waiting_then_counted_refused(s
                 done.set()
             threading.Thread(target=collect, daemon=True).start()
             while not done.wait(0.25):  # read the queries as a dashboard would, while the burst lasts
-                waiting.append(max(_values(prom.query(_query("waiting.promql"))), default=0.0))
-                queue_and_kv.append(prom.query(_query("queue_and_kv.promql")))
+                waiting.append(max(_values(prom.query(query_in("waiting.promql"))), default=0.0))
+                queue_and_kv.append(prom.query(query_in("queue_and_kv.promql")))
                 kv.append(max(_values(prom.query("vllm:kv_cache_usage_perc")), default=None))
         statuses = sorted(r.status_code for r in collected)
         refused = [r for r in collected if r.status_code == 503]
@@ -116,9 +113,9 @@ def test_a_burst_past_the_admission_limit_is_seen_waiting_then_counted_refused(s
         # queue_and_kv.promql: a non-empty result (requests waiting while the KV cache is under half used).
         assert any(queue_and_kv), list(zip(waiting, kv))
         # rejections.promql: the refusals counted by reason, with no load added to ask.
-        assert prometheus.wait_for(lambda: prom.query(_query("rejections.promql")), 10)
+        assert prometheus.wait_for(lambda: prom.query(query_in("rejections.promql")), 10)
         by_reason = {s["metric"].get("reason"): float(s["value"][1])
-                     for s in prom.query(_query("rejections.promql"))}
+                     for s in prom.query(query_in("rejections.promql"))}
         assert by_reason.get("max_num_queued_reqs", 0) > 0, by_reason
 
 
@@ -135,7 +132,7 @@ def test_two_long_requests_past_the_kv_cache_show_preemptions_rising(server):
             answers = list(pool.map(one, range(RUNNING)))
         assert [r.status_code for r in answers] == [200] * RUNNING, [r.text[:200] for r in answers]
         assert all(r.json()["usage"]["completion_tokens"] == LONG_TOKENS for r in answers)
-        expr = _query("preemptions.promql")
+        expr = query_in("preemptions.promql")
         assert prometheus.wait_for(lambda: max(_values(prom.query(expr)), default=0.0) > 0, 10), prom.query(expr)
 
 

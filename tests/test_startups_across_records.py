@@ -9,20 +9,9 @@ from __future__ import annotations
 import json
 
 from tests.conftest import ROOT
+from verify.captures import iter_captures
 
 EVIDENCE = ROOT / "docs" / "evidence"
-
-
-def _starts(node, where: str):
-    """Every start-up poll capture in a record's data, with where it sits."""
-    if isinstance(node, dict):
-        if node.get("capture") == "startup-polls" and isinstance(node.get("polls"), list):
-            yield where, node["polls"]
-        for key, value in node.items():
-            yield from _starts(value, f"{where}/{key}")
-    elif isinstance(node, list):
-        for i, value in enumerate(node):
-            yield from _starts(value, f"{where}[{i}]")
 
 
 def _has_gap(polls: list[dict]) -> bool:
@@ -33,9 +22,10 @@ def starts_by_profile() -> dict[str, list[tuple[str, bool]]]:
     out: dict[str, list[tuple[str, bool]]] = {}
     for path in sorted(EVIDENCE.glob("*/*.json")):
         record = json.loads(path.read_text())
-        for where, polls in _starts(record.get("data"), ""):
+        for where, capture in iter_captures(record.get("data")):
+            polls = capture.get("polls") if capture.get("capture") == "startup-polls" else None
             if polls and polls[-1].get("completion") == 200:  # a start that reached ready
-                out.setdefault(path.stem, []).append((f"{path.parent.name}/{path.name}{where}", _has_gap(polls)))
+                out.setdefault(path.stem, []).append((f"{path.parent.name}/{path.name}:{where}", _has_gap(polls)))
     return out
 
 

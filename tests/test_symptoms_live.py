@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from tests.conftest import ROOT
+from tests.symptom_queries import query_in
 from verify.live import prometheus
 
 FOLDER = ROOT / "snippets" / "symptoms"
@@ -76,10 +77,6 @@ def test_models_sh_lists_the_names_a_404_for_a_model_asks_for(live_server, base_
     assert out and "Qwen/Qwen2.5-0.5B-Instruct" not in out and "chat" in out, out
 
 
-def _query_text(path) -> str:
-    return "\n".join(line for line in path.read_text().splitlines() if not line.lstrip().startswith("#"))
-
-
 def _a_client_leaves_mid_stream(api: str) -> None:
     body = {"model": "chat", "prompt": "Tell a long story.", "max_tokens": 200, "ignore_eos": True, "stream": True}
     with httpx.stream("POST", api + "/completions", json=body, timeout=120) as r:
@@ -97,12 +94,12 @@ def test_every_promql_query_runs_in_prometheus_on_the_series_the_server_exports(
         httpx.post(live_server.api + "/completions", json={"model": "chat", "prompt": "Hi", "max_tokens": 4},
                    timeout=120).raise_for_status()
         _a_client_leaves_mid_stream(live_server.api)
-        finished = _query_text(FOLDER / "finished_by_reason.promql")
+        finished = query_in("finished_by_reason.promql")
         assert prometheus.wait_for(lambda: any(float(r["value"][1]) > 0 for r in prom.query(finished)), 30)
         time.sleep(1.0)  # a scrape after the left stream's abort
         exported = set(prom._get("/api/v1/label/__name__/values", {}))
         for path in sorted(FOLDER.glob("*.promql")):
-            expr = _query_text(path)
+            expr = query_in(path.name)
             result = prom.query(expr)  # an invalid query raises with Prometheus' own error
             names = set(re.findall(r"vllm:[a-z_:]+", expr))
             if path.name in EMPTY_BY_DESIGN:
