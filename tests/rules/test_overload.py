@@ -42,6 +42,31 @@ def an_admitted_answer_cut(d):
     next(a for a in _answers(d) if a["status"] == 200).update(tokens=10, finish_reason="abort")
 
 
+def refusals_counted_as_2xx(d):
+    """http_requests_total put the refusals with the admitted requests (as it does a request given up in the queue)."""
+    moved = d["burst_http_moved"]
+    ok = next(k for k in moved if 'status="2xx"' in k)
+    bad = next(k for k in moved if 'status="5xx"' in k)
+    moved[ok] += moved.pop(bad)
+
+
+def http_counter_unread(d):
+    """Damage: the HTTP counter read nothing around the burst."""
+    d["burst_http_moved"] = {}
+
+
+def one_refusal_missing_from_the_access_log(d):
+    d["burst_log"] = [x for i, x in enumerate(d["burst_log"]) if i != next(
+        j for j, y in enumerate(d["burst_log"]) if '" 503' in y)]
+
+
+def log_unread(d):
+    """Damage: the server's log was not readable (a server given by URL)."""
+    d["burst_log_read"] = {"capture": "server-log", "events": 0, "lines_read": 0,
+                           "error": "the server's log is not readable here"}
+    d["burst_log"] = []
+
+
 def nothing_refused(d):
     for a in _refused(d):
         a.update(status=200, tokens=32, finish_reason="length", message=None)
@@ -86,6 +111,13 @@ ROWS = [
     row("admission-limit.no-retry-after", nothing_refused, "inconclusive"),
     row("admission-limit.counted", one_refusal_not_counted, "refuted"),
     row("admission-limit.admitted-whole", an_admitted_answer_cut, "refuted"),
+    row("admission-limit.refusal-in-log", None, "confirmed"),
+    row("admission-limit.refusal-in-log", one_refusal_missing_from_the_access_log, "refuted"),
+    row("admission-limit.refusal-in-log", log_unread, "inconclusive", contains="not read"),
+    row("admission-limit.refusal-http-5xx", None, "confirmed"),
+    row("admission-limit.refusal-http-5xx", refusals_counted_as_2xx, "refuted"),
+    row("admission-limit.refusal-http-5xx", http_counter_unread, "inconclusive", contains="did not count"),
+    row("admission-limit.refusal-http-5xx", nothing_refused, "inconclusive"),
     row("admission-limit.sdk-retries", sdk_tried_once, "refuted"),
     row("admission-limit.sdk-retries", limit_not_held, "inconclusive"),
     row("admission-limit.sdk-no-retries", limit_released_early, "inconclusive", contains="ended before the client returned"),
@@ -100,7 +132,7 @@ ROWS = [
 OLDEST = [row("admission-limit.flag-known", None, "refuted", contains="unrecognized arguments")] + [
     row(f"admission-limit.{c}", None, "inconclusive", starts="the server did not start")
     for c in ("counts-running", "refused-503", "refused-fast", "no-retry-after", "counted", "admitted-whole",
-              "sdk-retries", "sdk-no-retries")]
+              "refusal-in-log", "refusal-http-5xx", "sdk-retries", "sdk-no-retries")]
 OLDEST += [row("queued-tokens.flag-known", None, "refuted", contains="unrecognized arguments")] + [
     row(f"queued-tokens.{c}", None, "inconclusive", starts="the server did not start")
     for c in ("long-prompt-alone", "generating-free", "cut-after-crossing", "refused-503", "counted")]
@@ -376,3 +408,22 @@ def test_an_edit_of_a_real_record_gives_the_verdict(profile, claim_id, edit, exp
 @pytest.mark.parametrize("profile, claim_id, edit, expected, reason", cases(OLDEST, ("cpu-oldest",)))
 def test_a_release_without_the_flag_decides_only_that(profile, claim_id, edit, expected, reason):
     check(decide_edited(claim_id, edit, profile), expected, **reason)
+
+
+def test_the_pages_sentences_on_the_request_log_and_refusal_times_hold_in_every_record():
+    """overload.md says, of every release's record that took the flag, that the request log names fewer requests
+    than were refused (so it is no count of them), and that every refusal came before any admitted answer. Read
+    from the committed records, so a re-measure that changes either fails here."""
+    import json
+
+    from verify.paths import DOCS
+    records = [json.loads(p.read_text()) for p in sorted((DOCS / "evidence" / "admission-limit").glob("*.json"))]
+    taken = [r["data"] for r in records if "burst_answers" in r["data"]]
+    assert len(taken) >= 3
+    for d in taken:
+        answers = d["burst_answers"]["answers"]
+        refused = [a["seconds"] for a in answers if a["status"] == 503]
+        admitted = [a["seconds"] for a in answers if a["status"] == 200]
+        busy = sum("failed" in line and "currently busy" in line for line in d["burst_log"])
+        assert refused and busy < len(refused), (busy, len(refused))
+        assert max(refused) < min(admitted), (refused, admitted)

@@ -226,6 +226,11 @@ def decide_refusal_http_5xx(d):
     refused = _refused_count(d)
     if not refused:
         return verdict_if(None, "nothing was refused")
+    if sum(counted.values()) != BURST:
+        # A counter that did not move once per request of the burst read something else than this burst (or
+        # nothing): it cannot say how it counts refusals.
+        return verdict_if(None, f"http_requests_total for {HANDLER} did not count the burst's {BURST} requests, "
+                                f"one each ({counted or 'no change'})")
     return verdict_if(counted == {"5xx": float(refused), "2xx": float(BURST - refused)},
                       f"{refused} refused, {BURST - refused} admitted; http_requests_total for {HANDLER} rose by "
                       f"{counted or 'nothing'} (by status)")
