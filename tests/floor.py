@@ -27,6 +27,8 @@ E2E = "vllm:e2e_request_latency_seconds_sum"
 _watches: dict[str, "_Watch"] = {}
 _stopped: dict[str, dict] = {}  # the figures of watches already stopped, by label
 _starts: dict[str, float] = {}
+_start_spans: list[tuple[float, float]] = []  # wall-clock spans of the starts, which the floor counts apart
+_stopped_busy: list[tuple[float, float]] = []  # the busy spans of watches already stopped
 _tests: dict[str, dict] = {}
 
 
@@ -89,6 +91,7 @@ def server_started(config, label: str, url: str, start_s: float) -> None:
     if not enabled(config):
         return
     _starts[label] = round(start_s, 1)
+    _start_spans.append((time.time() - start_s, time.time()))
     _watches[label] = _Watch(url)
     _watches[label].start()
 
@@ -96,7 +99,9 @@ def server_started(config, label: str, url: str, start_s: float) -> None:
 def server_stopped(label: str) -> None:
     """A fixture's server is done with: stop watching it (its figures are kept for the report)."""
     if label in _watches:
-        _stopped[label] = _watches.pop(label).stop()
+        watch = _watches.pop(label)
+        _stopped[label] = watch.stop()
+        _stopped_busy.extend(watch.busy)
 
 
 def pytest_addoption(parser):
@@ -111,10 +116,11 @@ def pytest_runtest_logreport(report):
         entry.setdefault("spans", []).append((report.start, report.stop))
 
 
-def _busy_within(spans: list[tuple[float, float]]) -> float:
-    """Engine-busy seconds (any watched server) inside a test's setup, call and teardown."""
-    return sum(max(0.0, min(b1, t1) - max(b0, t0)) for w in _watches.values() for b0, b1 in w.busy
-               for t0, t1 in spans)
+def _floor_within(spans: list[tuple[float, float]]) -> float:
+    """The floor's seconds inside a test's setup, call and teardown: a server start, engine-busy time (any
+    watched server, stopped or not)."""
+    counted = _start_spans + _stopped_busy + [b for w in _watches.values() for b in w.busy]
+    return sum(max(0.0, min(b1, t1) - max(b0, t0)) for b0, b1 in counted for t0, t1 in spans)
 
 
 def pytest_runtest_setup(item):
@@ -128,17 +134,19 @@ def pytest_sessionfinish(session):
     config = session.config
     if not enabled(config):
         return
-    servers = {**_stopped, **{label: w.stop() for label, w in _watches.items()}}
+    for label in list(_watches):
+        server_stopped(label)
+    servers = dict(_stopped)
     own_engine = {k: round(v["s"], 1) for k, v in _tests.items() if v.get("own_engine")}
     took = round(sum(v["s"] for v in _tests.values()), 1)
     floor = round(sum(_starts.values()) + sum(s["busy_s"] for s in servers.values()) + sum(own_engine.values()), 1)
-    # Where the rest went: each test's time beyond the engine's busy time within it (its own overhead), largest
-    # first; a server start inside a test's setup is listed too, as the floor counts it apart.
-    beyond = sorted(((round(v["s"] - _busy_within(v.get("spans", [])), 1), k) for k, v in _tests.items()
+    # Where the rest went: each test's time beyond the floor's time within it (a server start, the engine
+    # busy): its own overhead, largest first.
+    beyond = sorted(((round(v["s"] - _floor_within(v.get("spans", [])), 1), k) for k, v in _tests.items()
                      if not v.get("own_engine")), reverse=True)
     report = {"took_s": took, "floor_s": floor, "ratio": round(took / floor, 2) if floor else None,
               "server_starts_s": _starts, "servers": servers, "own_engine_tests_s": own_engine,
-              "tests": len(_tests), "beyond_busy_s": {k: v for v, k in beyond[:25]}}
+              "tests": len(_tests), "overhead_s": round(took - floor, 1), "beyond_floor_s": {k: v for v, k in beyond[:30]}}
     Path(config.getoption("--floor-report")).write_text(json.dumps(report, indent=2) + "\n")
     tr = config.pluginmanager.get_plugin("terminalreporter")
     if tr is not None:
