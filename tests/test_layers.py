@@ -60,7 +60,7 @@ def test_a_back_import_breaks_a_contract(copy, module, back_import, broken):
         path.write_text(original)
 
 
-@pytest.mark.parametrize("entry", ["verify.runner", "verify.verdicts.check", "verify.verdicts.status"])
+@pytest.mark.parametrize("entry", ["verify.runner.run", "verify.verdicts.check", "verify.verdicts.status"])
 def test_what_is_loaded_through_importlib_keeps_the_layers_too(entry):
     """import-linter sees static imports only; the registry loads every job module through importlib.
     Loaded as the command line loads them, the runner and the verdicts layer bring in no site module."""

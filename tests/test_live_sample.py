@@ -13,7 +13,9 @@ import json
 
 import pytest
 
-from verify import runner
+from verify.runner.grouping import group_key
+from verify.runner.run import run
+from verify.runner.run_log import RunLog
 from verify.config.profiles import DEFAULT_VARIANT, get_profile
 from verify.config.sample import SAMPLE
 from verify.errors import VerifyError
@@ -27,7 +29,7 @@ CPU = get_profile("cpu")
 
 def test_the_sample_needs_one_server_start_and_the_offline_engine():
     jobs = [all_jobs()[j] for j in SAMPLE]
-    assert {runner.group_key(j) for j in jobs} == {"offline engine", f"server variant {DEFAULT_VARIANT}"}
+    assert {group_key(j) for j in jobs} == {"offline engine", f"server variant {DEFAULT_VARIANT}"}
 
 
 def test_the_sample_covers_a_stream_a_cancellation_a_proxy_the_kv_cache_and_offline_generation():
@@ -49,7 +51,7 @@ def _sample_run(tmp_path, monkeypatch, edit=lambda record: None, hardware=None):
             record = store.load(job_id, profile)
             if record:
                 store.save(record, committed)
-    monkeypatch.setattr(runner, "is_fresh", lambda job, profile, root=None: True)
+    monkeypatch.setattr("verify.runner.run.is_fresh", lambda job, profile, root=None: True)
 
     def fake_run_one(job, profile, collect, engine_facts, mfacts, evidence_root, log, progress, eta=None, **kw):
         record = copy.deepcopy(store.load(job.id, "cpu"))
@@ -57,7 +59,7 @@ def _sample_run(tmp_path, monkeypatch, edit=lambda record: None, hardware=None):
         if hardware:
             record["provenance"]["hardware"] = hardware
         store.save(record, log.root_for(job.id, evidence_root))
-        log.jobs.append((job.id, runner.group_key(job), 1.0, "sampled", 0.0))
+        log.jobs.append((job.id, group_key(job), 1.0, "sampled", 0.0))
 
     @contextlib.contextmanager
     def no_server(*a, **k):
@@ -67,15 +69,17 @@ def _sample_run(tmp_path, monkeypatch, edit=lambda record: None, hardware=None):
             def alive(self):
                 return True
         yield S()
-    monkeypatch.setattr(runner, "_run_one", fake_run_one)
+    # Patched where it is looked up: the server groups call run_one; the offline group is replaced whole below.
+    monkeypatch.setattr("verify.runner.server_groups.run_one", fake_run_one)
     monkeypatch.setattr("verify.live.server.server_for", no_server)
-    monkeypatch.setattr(runner, "server_facts", lambda s: {})
-    monkeypatch.setattr(runner, "_run_offline_group", lambda jobs, profile, mfacts, root, log, progress, eta, parts: [
-        fake_run_one(j, profile, None, None, None, root, log, progress) for j in jobs])
-    monkeypatch.setattr(runner, "machine_facts", lambda python=None: {})
+    monkeypatch.setattr("verify.runner.server_groups.server_facts", lambda s: {})
+    monkeypatch.setattr("verify.runner.run.run_offline_group",
+                        lambda jobs, profile, mfacts, root, log, progress, eta, parts: [
+                            fake_run_one(j, profile, None, None, None, root, log, progress) for j in jobs])
+    monkeypatch.setattr("verify.runner.run.machine_facts", lambda python=None: {})
     printed = []
     try:
-        return runner.run(None, CPU, evidence_root=committed, progress=printed.append, sample=SAMPLE,
+        return run(None, CPU, evidence_root=committed, progress=printed.append, sample=SAMPLE,
                           sample_root=sample_root), printed
     except VerifyError as e:
         return e, printed
@@ -121,7 +125,7 @@ def test_a_timing_verdict_that_differs_on_other_hardware_is_a_note(tmp_path, mon
 
 
 def test_the_split_of_a_runs_wall_time_adds_up():
-    log = runner.RunLog()
+    log = RunLog()
     log.start("server variant default", "server", 30.0, "launch to healthy")
     log.engines_up.append(("server variant default", 100.0, 200.0))
     default = "server variant default"
@@ -139,7 +143,7 @@ def test_the_split_of_a_runs_wall_time_adds_up():
 def test_time_with_two_engines_up_counts_once_in_the_split():
     # The default server up 100-200 s; a second engine launched at 110 s, up 120-170 s (its start 10 s, beside);
     # jobs: one alone on the default server 100-110, one on each engine inside the window, one alone 175-195.
-    log = runner.RunLog()
+    log = RunLog()
     log.start("server variant default", "server", 30.0, "launch to healthy")
     log.start("server variant lora-max-2", "server", 10.0, "launch to healthy", beside=True)
     log.engines_up += [("server variant default", 100.0, 200.0), ("server variant lora-max-2", 120.0, 170.0)]
@@ -162,7 +166,7 @@ def test_time_with_two_engines_up_counts_once_in_the_split():
 def test_the_offline_childs_jobs_are_counted_once_in_the_split():
     # The offline child up 100 s: an engine start (20 s) and a server an offline job started (25 s, inside its
     # 60 s); a job with a server phase: 10 s offline, then 30 s on the default server (its span, alone).
-    log = runner.RunLog(offline_up_s=100.0)
+    log = RunLog(offline_up_s=100.0)
     log.start("offline engine", "offline", 20.0, "launch to constructed", offline_child=True)
     log.start("server on the job's copy of the model (x)", "server", 25.0, "launch to healthy", offline_child=True)
     log.start("server variant default", "server", 30.0, "launch to healthy")

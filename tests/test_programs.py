@@ -14,7 +14,9 @@ import time
 import pytest
 
 from tests.conftest import ROOT
-from verify import runner
+from verify.runner.one_job import run_one
+from verify.runner.record import programs_ran
+from verify.runner.run_log import RunLog
 from verify.config import programs
 from verify.config.profiles import get_profile
 from verify.errors import VerifyError
@@ -98,12 +100,12 @@ def test_a_job_that_runs_a_program_it_was_not_given_fails(tmp_path, monkeypatch)
     def collect():
         programs.find("caddy")
         return data, {}
-    log = runner.RunLog()
-    runner._run_one(job, CPU, collect, lambda: {}, {}, tmp_path, log, lambda m: None)
+    log = RunLog()
+    run_one(job, CPU, collect, lambda: {}, {}, tmp_path, log, lambda m: None)
     assert log.failures and "caddy" in log.failures[0] and "verify/config/programs.py" in log.failures[0]
     assert not store.record_path("kv-sizing", "cpu", tmp_path).exists()
     # The same data without the lookup is written.
-    runner._run_one(job, CPU, lambda: (data, {}), lambda: {}, {}, tmp_path, runner.RunLog(), lambda m: None)
+    run_one(job, CPU, lambda: (data, {}), lambda: {}, {}, tmp_path, RunLog(), lambda m: None)
     assert store.record_path("kv-sizing", "cpu", tmp_path).exists()
 
 
@@ -119,12 +121,12 @@ def test_a_tool_is_installed_before_the_first_engine_starts(monkeypatch, tmp_pat
 
 def test_a_record_names_each_program_its_job_ran_with_version_and_origin():
     from verify.evidence.record import Record
-    ran = runner._programs_ran(all_jobs()["other-proxies"])["programs"]
+    ran = programs_ran(all_jobs()["other-proxies"])["programs"]
     assert {"caddy", "haproxy", "openssl"} <= set(ran)
     for name in ("caddy", "haproxy"):
         assert ran[name]["installed_by"].startswith(f"Debian package {name} ") and ran[name]["version"]
-    assert runner._programs_ran(all_jobs()["kv-sizing"]) == {}, "a job that runs no program records none"
-    tool = runner._programs_ran(all_jobs()["bench-definitions"])["programs"]["guidellm"]
+    assert programs_ran(all_jobs()["kv-sizing"]) == {}, "a job that runs no program records none"
+    tool = programs_ran(all_jobs()["bench-definitions"])["programs"]["guidellm"]
     assert tool["installed_by"].startswith("PyPI guidellm==") and not tool["path"].startswith("/")
     # The claim box's origin line names them.
     record = store.load("other-proxies", "cpu")

@@ -24,7 +24,8 @@ from verify.job import OFFLINE, Claim, Job, verdict_if
 from verify.config.profiles import PROFILES, VARIANTS, get_profile
 from verify.paths import SNIPPETS
 from verify.registry import all_jobs
-from verify import runner
+from verify.runner import grouping, server_groups
+from verify.runner.run import run
 from verify.config.timing import TIMING_CLAIMS
 
 CPU = get_profile("cpu")
@@ -61,10 +62,10 @@ def _run_on_fake_servers(monkeypatch, tmp_path, jobs: list[Job], progress=lambda
         server.run_env = run_env
         yield server
 
-    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: jobs)
+    monkeypatch.setattr("verify.runner.run.select_jobs", lambda ids, profile: jobs)
     monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
-    monkeypatch.setattr(runner, "server_facts", lambda server: {"variant": server.variant})
-    assert runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=progress) == 0
+    monkeypatch.setattr("verify.runner.server_groups.server_facts", lambda server: {"variant": server.variant})
+    assert run(None, CPU, run_all=True, evidence_root=tmp_path, progress=progress) == 0
     return starts
 
 
@@ -157,7 +158,7 @@ def test_every_variant_exists_for_every_profile():
 def test_offline_jobs_are_grouped_apart_from_server_starts():
     jobs = [_fake_job("x", _one_capture, engine=OFFLINE), _fake_job("y", _one_capture)]
     # Offline first: a job with a server phase has its offline part done when the server is up.
-    assert list(runner.grouped(jobs)) == ["offline engine", "server variant default"]
+    assert list(grouping.grouped(jobs)) == ["offline engine", "server variant default"]
     offline = all_jobs()["offline-defaults"]
     assert offline.engine == OFFLINE
     assert "offline engine (cpu)" in input_hashes.static_inputs(offline, CPU)
@@ -167,7 +168,7 @@ def test_offline_jobs_are_grouped_apart_from_server_starts():
 
 
 def _collect_under_watch(job, ctx):
-    data, opened = runner._collect_on_server(job, ctx)
+    data, opened = server_groups._collect_on_server(job, ctx)
     return data, opened
 
 
@@ -215,14 +216,14 @@ def _break(capture: dict) -> None:
 
 def test_a_run_keeps_the_last_good_record_when_a_capture_fails(tmp_path, monkeypatch):
     good = _fake_job("keeps-record", _one_capture)
-    monkeypatch.setattr(runner, "select_jobs", lambda ids, profile: [good])
+    monkeypatch.setattr("verify.runner.run.select_jobs", lambda ids, profile: [good])
 
     @contextlib.contextmanager
     def fake_server_for(profile, server_url=None, port=None, progress=print, variant="default"):
         yield _FakeServer(variant)
     monkeypatch.setattr("verify.live.server.server_for", fake_server_for)
-    monkeypatch.setattr(runner, "server_facts", lambda server: {})
-    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
+    monkeypatch.setattr("verify.runner.server_groups.server_facts", lambda server: {})
+    run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
     before = store.record_path("keeps-record", "cpu", tmp_path).read_text()
 
     def failing(ctx):
@@ -231,12 +232,12 @@ def test_a_run_keeps_the_last_good_record_when_a_capture_fails(tmp_path, monkeyp
         return data
     # A second good run: the summary says no verdict changed against the record it replaced.
     printed = []
-    runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append)
+    run(None, CPU, run_all=True, evidence_root=tmp_path, progress=printed.append)
     assert "verdicts changed against the records this run replaced: none" in printed
     before = store.record_path("keeps-record", "cpu", tmp_path).read_text()
     object.__setattr__(good, "collect", failing)
     with pytest.raises(VerifyError, match="keeps-record: a capture failed"):
-        runner.run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
+        run(None, CPU, run_all=True, evidence_root=tmp_path, progress=lambda m: None)
     assert store.record_path("keeps-record", "cpu", tmp_path).read_text() == before
 
 
@@ -290,7 +291,7 @@ def test_offline_jobs_that_start_engines_of_their_own_run_after_those_that_share
 def test_a_job_with_a_server_phase_gets_the_default_server_and_the_runs_starts():
     vs = all_jobs()["offline-vs-server"]
     assert vs.server_phase is not None
-    groups = runner.grouped([vs, _fake_job("q", _one_capture, "max-num-seqs-1")])
+    groups = grouping.grouped([vs, _fake_job("q", _one_capture, "max-num-seqs-1")])
     # Offline first, the default server last: started for the phase alone, after every other start.
     assert list(groups) == ["offline engine", "server variant max-num-seqs-1", "server variant default"]
     assert groups["server variant default"] == []
@@ -482,6 +483,6 @@ def test_jobs_that_judge_no_timing_run_on_two_engines_and_timing_jobs_after_both
 def test_a_run_with_a_server_given_by_url_never_starts_a_second_engine():
     jobs = {"server variant default": [_fake_job("a", _one_capture)],
             "server variant lora-max-2": [_fake_job("c", _one_capture, "lora-max-2")]}
-    assert list(runner.second_engine_groups(jobs, CPU, None)) == ["server variant lora-max-2"]
-    assert runner.second_engine_groups(jobs, CPU, "http://127.0.0.1:8000") == {}
-    assert runner.second_engine_groups(jobs, get_profile("t4"), None) == {}
+    assert list(grouping.second_engine_groups(jobs, CPU, None)) == ["server variant lora-max-2"]
+    assert grouping.second_engine_groups(jobs, CPU, "http://127.0.0.1:8000") == {}
+    assert grouping.second_engine_groups(jobs, get_profile("t4"), None) == {}

@@ -6,7 +6,7 @@ import json
 
 from verify.evidence.run_record import load_run_record, write_run_record
 from verify.paths import ROOT
-from verify.runner import RunLog
+from verify.runner.run_log import RunLog
 from verify.site import render
 
 

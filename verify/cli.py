@@ -48,7 +48,7 @@ def cmd_list(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from verify.runner import run
+    from verify.runner.run import run
     from verify.site.pages import write_pages  # pages generated from a record follow it
     sample = ()
     if args.sample:
@@ -60,7 +60,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_releases(args) -> int:
-    from verify.runner import run
+    from verify.runner.run import run
     from verify.runner.bisect import bisect
     from verify.site.pages import write_pages
     targets = bisect(lambda ids, profile, run_all: run(ids, profile, run_all=run_all, progress=_progress,

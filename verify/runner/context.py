@@ -119,7 +119,7 @@ class RunContext(BaseContext):
     _stack: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
     _proxies: dict = field(default_factory=dict)
     proxies_used: dict = field(default_factory=dict)  # setup -> config file label
-    # Every engine start the run made before this job (verify.runner.RunLog.starts), for
+    # Every engine start the run made before this job (verify.runner.run_log.RunLog.starts), for
     # jobs whose figures are start-up times: they read these instead of starting engines.
     run_starts: list = field(default_factory=list)
     # Data one job measured that another job on the same server start reads as it is, within one run

@@ -23,7 +23,8 @@ from statistics import median
 from verify.config.profiles import Profile
 from verify.config.timing import timing_claims
 from verify.evidence.record import Record
-from verify.runner import grouped, select_jobs
+from verify.runner.grouping import grouped
+from verify.runner.selection import select_jobs
 
 
 @dataclass
