@@ -77,10 +77,10 @@ def _main_record(src: str, warn: Warn, job_id: str):
 
 def _evidence(src: str, warn: Warn, prefix: str, job_id: str, fragment: str) -> str:
     job, state = _main_record(src, warn, job_id)
-    shown = views.fragments(job)
+    shown = views.of(job).fragments
     if fragment not in shown:
         raise VerifyError(f"{src}: job {job_id} has no fragment {fragment!r} (has: {', '.join(shown) or 'none'}; "
-                          f"they are defined in {views.module_name(job)})")
+                          f"they are defined in {views.where(job)})")
     if state.record is None:
         return html.missing_box(job_id)
     body = shown[fragment](state.record.raw)
@@ -89,10 +89,10 @@ def _evidence(src: str, warn: Warn, prefix: str, job_id: str, fragment: str) -> 
 
 def _chart(src: str, warn: Warn, prefix: str, job_id: str, name: str, alt: str = "") -> str:
     job, state = _main_record(src, warn, job_id)
-    drawn = views.charts(job)
+    drawn = views.of(job).charts
     if name not in drawn:
         raise VerifyError(f"{src}: job {job_id} has no chart {name!r} (has: {', '.join(drawn) or 'none'}; "
-                          f"they are defined in {views.module_name(job)})")
+                          f"they are defined in {views.where(job)})")
     if state.record is None:
         return html.missing_box(job_id)
     picture = charts.svg(drawn[name](state.record.raw))  # a spec: no view writes SVG by hand
