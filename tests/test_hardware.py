@@ -101,13 +101,13 @@ def test_verify_check_still_fails_a_non_timing_claim_on_other_hardware(tmp_path)
 
 
 def test_a_claim_box_on_other_hardware_says_so_instead_of_calling_the_prose_out_of_date(tmp_path):
-    from verify.registry import find_claim
     from verify.site import html
+    from verify.verdicts.standing import standing
     root, page_says = _evidence_copy(tmp_path, TIMING, OTHER)
-    state = claim_state(TIMING, "cpu", root)
+    st = standing(TIMING, page_says, "cpu", root)
     forget()
-    _, claim = find_claim(TIMING)
-    box = html.claim_box(claim, page_says, state, [state], "", other_hardware=True)
+    assert st.other_hardware and st.on_page.verdict != page_says
+    box = html.claim_box(st, "")
     assert "on other hardware" in box and "The prose is out of date" not in box
 
 

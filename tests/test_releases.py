@@ -145,6 +145,19 @@ def test_the_timeline_says_what_is_measured_and_what_is_inferred():
     assert rows["0.27.1"].guess == "refuted"
 
 
+def test_a_claims_standing_says_what_each_release_function_says_of_it():
+    """The claim box reads one Standing; it holds the same answers as the functions that read one claim each."""
+    from verify.verdicts.directives import page_claims
+    from verify.verdicts.standing import standing
+    for pc in page_claims():
+        st = standing(pc.claim_id, pc.expect)
+        across = site_releases.verdicts_across(pc.claim_id)
+        assert st.on_page == agreement.claim_state(pc.claim_id, DEFAULT_PROFILE), pc.claim_id
+        assert st.across == since(across), pc.claim_id
+        assert st.changed_between == site_releases.ends_differ(across), pc.claim_id
+        assert list(st.timeline) == site_releases.timeline(pc.claim_id), pc.claim_id
+
+
 def test_release_profiles_are_the_default_profiles_hardware_oldest_first(monkeypatch):
     names = [p.name for p in site_releases.release_profiles()]
     assert names[-1] == DEFAULT_PROFILE and "cpu-oldest" in names and "t4" not in names

@@ -39,7 +39,7 @@ def test_a_chart_and_table_edit_changes_the_page_and_leaves_every_record_fresh(c
     assert _stale(checkout) == []
     # How every chart is drawn (its text size) and how one table is headed.
     _edit(checkout / "verify/site/charts.py", "FONT = 13\n", "FONT = 17\n")
-    _edit(checkout / "verify/site/views/kv_cache/kv_timeline.py", '"tokens generated"', '"tokens made (edited)"')
+    _edit(checkout / "verify/site/views/kv_cache.py", '"tokens generated", "started"', '"tokens made (edited)", "started"')
     assert _stale(checkout) == []
     r = _verify(checkout, "render", "--out", str(checkout / "rendered"))
     assert r.returncode == 0, r.stderr[-2000:]
@@ -55,17 +55,42 @@ def test_the_same_edit_in_a_job_module_makes_its_records_stale(checkout):
     assert set(_stale(checkout)) == {c.id for c in all_jobs()["kv-timeline"].claims}
 
 
-def test_every_view_belongs_to_a_job_and_every_job_view_module_imports():
-    modules = {views.module_name(j) for j in all_jobs().values()}
-    found = set()
-    for path in (ROOT / "verify/site/views").rglob("*.py"):
-        rel = path.relative_to(ROOT).with_suffix("")
-        if path.name == "__init__.py" or path.name.startswith("_"):
-            continue
-        found.add(".".join(rel.parts))
-    assert found <= modules, found - modules
-    for job in all_jobs().values():
-        views.fragments(job), views.charts(job), views.pages(job)  # noqa: B018 - each must import
+def test_every_view_belongs_to_a_job_of_its_article_and_every_views_module_imports():
+    """A view keyed by a job that was renamed or removed, or filed under another article, would never be shown."""
+    folder = ROOT / "verify/site/views"
+    assert [p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"] == [], \
+        "one module per article, verify/site/views/<article>.py, not a folder"
+    assert set(views.by_article()) == {p.stem for p in folder.glob("*.py") if not p.name.startswith("_")}
+    jobs = all_jobs()
+    for article, by_id in views.by_article().items():
+        for job_id, view in by_id.items():
+            assert job_id in jobs, f"verify/site/views/{article}.py has a view of {job_id!r}, which is no job"
+            assert views.article_of(jobs[job_id]) == article, \
+                f"the view of {job_id!r} is in {article}.py; its job is in verify/jobs/{views.article_of(jobs[job_id])}/"
+            assert isinstance(view, views.View) and (view.fragments or view.charts or view.pages), job_id
+    for job in jobs.values():
+        assert isinstance(views.of(job), views.View), job.id
+
+
+def test_every_evidence_block_on_a_page_has_its_view():
+    """Each {{ evidence(...) }} and {{ chart(...) }} names a fragment or chart its job's view defines."""
+    from verify.paths import DOCS
+    from verify.verdicts.directives import parse_directives
+    jobs, shown = all_jobs(), 0
+    for path in sorted(DOCS.rglob("*.md")):
+        page = path.relative_to(DOCS).as_posix()
+        for d in parse_directives(path.read_text(encoding="utf-8"), page):
+            if d.name not in ("evidence", "chart"):
+                continue
+            job_id, name = d.args[:2]
+            assert job_id in jobs, f"{page}:{d.line}: no job {job_id!r}"
+            view = views.of(jobs[job_id])
+            assert name in (view.fragments if d.name == "evidence" else view.charts), \
+                f"{page}:{d.line}: {views.where(jobs[job_id])} has no {d.name} {name!r}"
+            shown += 1
+    assert shown >= 80
+    for job in jobs.values():  # a generated page is where its view writes it
+        assert all((DOCS / rel).is_file() for rel in views.of(job).pages), job.id
 
 
 def _private_reads(tree) -> list[str]:
@@ -110,7 +135,7 @@ def test_no_job_module_draws_or_formats_a_page():
         assert not re.search(r"<(svg|table|div|pre)\b", text), path
 
 
-@pytest.mark.parametrize("job", [j for j in all_jobs().values() if views.charts(j)], ids=lambda j: j.id)
+@pytest.mark.parametrize("job", [j for j in all_jobs().values() if views.of(j).charts], ids=lambda j: j.id)
 @pytest.mark.parametrize("profile", ["cpu", "cpu-oldest"])
 def test_every_chart_is_drawn_from_its_committed_records(job, profile):
     from verify.evidence.record import Record
@@ -118,7 +143,7 @@ def test_every_chart_is_drawn_from_its_committed_records(job, profile):
         pytest.skip(f"{job.id} does not run on {profile}")
     record = Record.load(job.id, profile)
     assert record is not None
-    for name, chart in views.charts(job).items():
+    for name, chart in views.of(job).charts.items():
         spec = chart(record.raw)
         assert not isinstance(spec, str), f"{job.id} {name}: a chart is a spec for verify/site/charts.py"
         svg = charts.svg(spec)

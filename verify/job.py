@@ -11,8 +11,8 @@ inconclusive before any rule runs (verify/captures.py).
 Job modules import only the standard library at module level, so the site
 build can read them (to decide verdicts and detect staleness) without the server
 or client stack. A job returns data and never presents it: how its evidence looks
-on a page (tables, transcripts, charts, generated pages) is site code, in
-verify/site/views/<article>/<module>.py, which is not an input of any record.
+on a page (tables, transcripts, charts, generated pages) is site code, its view in
+verify/site/views/<article>.py, which is not an input of any record.
 """
 
 from __future__ import annotations

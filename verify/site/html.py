@@ -74,19 +74,15 @@ def _verdict_pill(verdict: str, expect: str) -> str:
     return pill(verdict)
 
 
-def claim_box(claim, expect: str, main, states: list, prefix: str, across: str | None = None,
-              changed_between: bool = False, other_hardware: bool = False, releases: list | None = None,
-              page: str = "") -> str:
+def claim_box(standing, prefix: str, page: str = "") -> str:
     """A claim as the page states it, with the verdict of the page's profile in full and the rest folded.
 
-    states: the profiles shown in full (the page's own and other hardware, such as t4);
-    across: where the verdict holds across vLLM releases, in one line (verify/verdicts/releases.py);
-    changed_between: the verdict differs between releases, which the line says and links;
-    releases: every release's row (releases.timeline), shown when the line is opened;
+    standing: the claim's standing on the page (verify/verdicts/standing.py), drawn as it is;
     page: the page's URL from the site root, shown with the anchor as the box's permanent link.
     """
+    claim, expect, main, across = standing.claim, standing.expect, standing.on_page, standing.across
     rows = "".join(f'<div class="verify-evidence">{_verdict_pill(s.verdict, expect)} {text(s.because)}'
-                   f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in states if s.record)
+                   f'<br><small>{origin(s.record, prefix, s.changed)}</small></div>' for s in standing.shown if s.record)
     if main.verdict == expect and across:  # short, so that the line across releases fits beside it
         note = (f'<div class="verify-agree" title="The page and its evidence agree"><small>Agrees: '
                 f'<em>{text(expect)}</em>.</small></div>')
@@ -95,7 +91,7 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
         note = (f'<div class="verify-agree"><small>This page states the claim as <em>{text(expect)}</em>; '
                 f'the evidence agrees.</small></div>')
         mismatch = ""
-    elif other_hardware:
+    elif standing.other_hardware:
         note = ""
         mismatch = (f'<div class="verify-hardware">This page states the claim as <em>{text(expect)}</em>, from '
                     f'the machine its evidence was measured on; this timing claim came out '
@@ -105,11 +101,11 @@ def claim_box(claim, expect: str, main, states: list, prefix: str, across: str |
         mismatch = (f'<div class="verify-mismatch">This page states the claim as <em>{text(expect)}</em>; '
                     f'the evidence says <em>{text(main.verdict)}</em>. The prose is out of date.</div>')
     if across:
-        more = (f' · <a href="{prefix}releases/#{changes_anchor(claim.id)}">what changed</a>'
-                if changed_between else "")
-        note += (f'<details class="verify-releases{" verify-release-changed" if changed_between else ""}">'
+        changed = standing.changed_between
+        more = f' · <a href="{prefix}releases/#{changes_anchor(claim.id)}">what changed</a>' if changed else ""
+        note += (f'<details class="verify-releases{" verify-release-changed" if changed else ""}">'
                  f'<summary><small>vLLM releases: {text(across)}{more}</small></summary>'
-                 f'{release_rows(releases or [], expect, prefix)}</details>')
+                 f'{release_rows(standing.timeline, expect, prefix)}</details>')
     state = "myth" if main.verdict == expect == "refuted" else main.verdict
     return (f'\n<div class="verify-claim verify-{text(state)}" id="{claim.anchor}">'
             f'<div class="verify-claim-head"><a class="verify-anchor" href="#{claim.anchor}" title="Link to this claim">#</a> '

@@ -1,6 +1,6 @@
 """Pages generated from records (for example the executed Getting-Started notebook).
 
-A job's views module names them (`PAGES`, verify/site/views/); they show the
+A job's view names them (its `pages`, verify/site/views/); they show the
 default profile's record and are rewritten whenever that record is, by the run
 that made it or by `verify pages` from the committed records (no server needed).
 """
@@ -21,7 +21,7 @@ def write_pages(job, record: dict) -> list[Path]:
     if record["profile"] != DEFAULT_PROFILE:
         return []
     written = []
-    for rel, render in views.pages(job).items():
+    for rel, render in views.of(job).pages.items():
         if store.write_atomic(paths.DOCS / rel, render(record)):
             written.append(paths.DOCS / rel)
     return written
@@ -31,7 +31,7 @@ def regenerate_pages() -> list[Path]:
     """Rewrite every generated page from the committed records."""
     written = []
     for job in all_jobs().values():
-        record = store.load(job.id, DEFAULT_PROFILE) if views.pages(job) else None
+        record = store.load(job.id, DEFAULT_PROFILE) if views.of(job).pages else None
         if record:
             written += write_pages(job, record)
     return written

@@ -7,7 +7,8 @@ its build hook page by page; `verify render` (verify/site/render_tree.py) calls
 it for every page and writes a tree any generator can build, Zensical included,
 which has no plugin API. Which record settles a claim, and whether it agrees
 with the page, is decided in verify/verdicts/agreement.py (the same function
-`verify check` uses); the HTML comes from verify/site/html.py. A claim whose
+`verify check` uses); all a claim box shows of a claim is decided at once in
+verify/verdicts/standing.py; the HTML comes from verify/site/html.py. A claim whose
 evidence is missing, stale or contradicts the page is shown as such and
 reported through `warn`, so a strict build fails until prose or evidence is
 brought back in line.
@@ -25,6 +26,7 @@ from verify.registry import all_jobs, find_claim
 from verify.site import charts, html, views
 from verify.verdicts import agreement, release_prose, releases
 from verify.verdicts.directives import page_claims, parse_directives
+from verify.verdicts.standing import standing
 
 Warn = Callable[[str], None]
 
@@ -57,20 +59,10 @@ def _page_link(src: str) -> tuple[str, str]:
 
 
 def _claim(src: str, warn: Warn, prefix: str, claim_id: str, expect: str) -> str:
-    job, claim = find_claim(claim_id)
-    main = agreement.claim_state(claim_id, DEFAULT_PROFILE)
-    # In full: the page's own profile and other hardware; the other releases fold under one line.
-    same_setup = {p.name for p in releases.release_profiles()}
-    states = [main] + [agreement.claim_state(claim_id, p) for p in job.profiles
-                       if p in PROFILES and p not in same_setup]
-    problem = main.problem(expect) if DEFAULT_PROFILE in job.profiles else None
-    if problem:
-        warn(type(problem)(f"{src}: {problem}"))  # keeps the kind of problem (a Contradiction stays one)
-    across = releases.verdicts_across(claim_id)
-    changed = releases.ends_differ(across)  # what the releases page lists (and links to)
-    return html.claim_box(claim, expect, main, states, prefix, releases.since(across), changed,
-                          other_hardware=isinstance(problem, agreement.HardwareDifference),
-                          releases=releases.timeline(claim_id), page=page_url(src))
+    st = standing(claim_id, expect, DEFAULT_PROFILE)
+    if st.problem:
+        warn(type(st.problem)(f"{src}: {st.problem}"))  # keeps the kind of problem (a Contradiction stays one)
+    return html.claim_box(st, prefix, page=page_url(src))
 
 
 def _main_record(src: str, warn: Warn, job_id: str):
@@ -85,10 +77,10 @@ def _main_record(src: str, warn: Warn, job_id: str):
 
 def _evidence(src: str, warn: Warn, prefix: str, job_id: str, fragment: str) -> str:
     job, state = _main_record(src, warn, job_id)
-    shown = views.fragments(job)
+    shown = views.of(job).fragments
     if fragment not in shown:
         raise VerifyError(f"{src}: job {job_id} has no fragment {fragment!r} (has: {', '.join(shown) or 'none'}; "
-                          f"they are defined in {views.module_name(job)})")
+                          f"they are defined in {views.where(job)})")
     if state.record is None:
         return html.missing_box(job_id)
     body = shown[fragment](state.record.raw)
@@ -97,10 +89,10 @@ def _evidence(src: str, warn: Warn, prefix: str, job_id: str, fragment: str) -> 
 
 def _chart(src: str, warn: Warn, prefix: str, job_id: str, name: str, alt: str = "") -> str:
     job, state = _main_record(src, warn, job_id)
-    drawn = views.charts(job)
+    drawn = views.of(job).charts
     if name not in drawn:
         raise VerifyError(f"{src}: job {job_id} has no chart {name!r} (has: {', '.join(drawn) or 'none'}; "
-                          f"they are defined in {views.module_name(job)})")
+                          f"they are defined in {views.where(job)})")
     if state.record is None:
         return html.missing_box(job_id)
     picture = charts.svg(drawn[name](state.record.raw))  # a spec: no view writes SVG by hand

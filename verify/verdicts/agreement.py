@@ -90,12 +90,17 @@ def _changed(job_id: str, profile: str, root: Path | None) -> tuple[str, ...]:
 
 def claim_state(claim_id: str, profile: str, root: Path | None = None) -> ClaimState:
     job, _ = find_claim(claim_id)
-    rec = _record(job.id, profile, root)
+    return job_claim_state(job.id, claim_id, profile, root)
+
+
+def job_claim_state(job_id: str, claim_id: str, profile: str, root: Path | None = None) -> ClaimState:
+    """claim_state for a claim whose job is already found: one look-up for a claim read on many profiles."""
+    rec = _record(job_id, profile, root)
     if rec is None:
-        return ClaimState(claim_id, job.id, profile, None, "missing", "no evidence recorded yet")
+        return ClaimState(claim_id, job_id, profile, None, "missing", "no evidence recorded yet")
     got = rec.verdict(claim_id)
-    return ClaimState(claim_id, job.id, profile, rec, got["verdict"], got.get("because", ""),
-                      _changed(job.id, profile, root))
+    return ClaimState(claim_id, job_id, profile, rec, got["verdict"], got.get("because", ""),
+                      _changed(job_id, profile, root))
 
 
 def forget() -> None:

@@ -54,18 +54,27 @@ def verdicts_across(claim_id: str, decisive: bool = True) -> list[ReleaseVerdict
 
     decisive: leave out inconclusive verdicts (a failed capture says nothing about the release;
     the bisection does not decide on one either); the per-release rows show them."""
+    return across(release_states(claim_id), decisive)
+
+
+def release_states(claim_id: str) -> list[agreement.ClaimState]:
+    """The claim's state on every release of the default profile's set-up, oldest first."""
+    return [agreement.claim_state(claim_id, p.name) for p in release_profiles()]
+
+
+def across(states: list[agreement.ClaimState], decisive: bool = True) -> list[ReleaseVerdict]:
+    """verdicts_across from states already read, one per release profile, oldest first."""
     out = []
-    for p in release_profiles():
-        s = agreement.claim_state(claim_id, p.name)
+    for s in states:
         if s.record is not None and not s.stale and not (decisive and s.verdict == INCONCLUSIVE):
-            out.append(ReleaseVerdict(p.release, p.name, s.verdict, s.because, s.record))
+            out.append(ReleaseVerdict(PROFILES[s.profile].release, s.profile, s.verdict, s.because, s.record))
     return out
 
 
-def ends_differ(rvs: list[ReleaseVerdict]) -> bool:
+def ends_differ(rvs: list[ReleaseVerdict], releases: list[str] | None = None) -> bool:
     """Whether the oldest and the newest release checked both decided the claim, differently: what the
     releases page lists and `verify releases` bisects."""
-    releases = releases_checked()
+    releases = releases or releases_checked()
     by = {r.release: r.verdict for r in rvs}
     return releases[0] in by and releases[-1] in by and by[releases[0]] != by[releases[-1]]
 
@@ -130,11 +139,17 @@ class ReleaseRow:
 def timeline(claim_id: str) -> list[ReleaseRow]:
     """The claim on every release checked, oldest first: measured (an inconclusive verdict included),
     inferred between two measured releases that agree, or unknown between two that differ."""
-    decided = {r.release: r for r in verdicts_across(claim_id)}
-    shown = {r.release: r for r in verdicts_across(claim_id, decisive=False)}
+    return timeline_of(release_states(claim_id))
+
+
+def timeline_of(states: list[agreement.ClaimState]) -> list[ReleaseRow]:
+    """timeline from states already read, one per release profile, oldest first."""
+    decided = {r.release: r for r in across(states)}
+    shown = {r.release: r for r in across(states, decisive=False)}
     rows = []
-    measured = [r for r in releases_checked() if r in decided]
-    for p in release_profiles():
+    profiles = [PROFILES[s.profile] for s in states]
+    measured = [p.release for p in profiles if p.release in decided]
+    for p in profiles:
         if p.release in shown:
             rows.append(ReleaseRow(p.release, p.name, shown[p.release], ""))
             continue

@@ -1,53 +1,63 @@
 """How each job's evidence looks on a page: site code, never an input of a record.
 
-One module per job that shows anything, at verify/site/views/<article>/<module>.py,
-the same path as the job's own module under verify/jobs/. It may define:
+One module per article, verify/site/views/<article>.py (named like the article's folder under
+verify/jobs/), holding VIEWS: the view of each of its jobs that shows anything, by job id. A view
+may name:
 
-    FRAGMENTS = {name: render(record) -> HTML}    shown by {{ evidence("<job>", "<name>") }}
-    CHARTS = {name: chart(record) -> spec}        shown by {{ chart("<job>", "<name>", alt="...") }}
+    fragments = {name: render(record) -> HTML}    shown by {{ evidence("<job>", "<name>") }}
+    charts = {name: chart(record) -> spec}        shown by {{ chart("<job>", "<name>", alt="...") }}
                                                   (an XY, Bars or Timeline of verify/site/charts.py)
-    PAGES = {path: render(record) -> text}        pages generated from the default profile's
+    pages = {path: render(record) -> text}        pages generated from the default profile's
                                                   record (path relative to docs/)
 
-A record is raw (the parsed JSON: "data", "provenance", "profile", ...). Views read
-numbers through the job's own module, by its public names only (its helpers and constants without
-a leading underscore: a job renames its private ones freely; tests/test_views.py), build HTML with
-verify.site.html and chart specs that verify.site.charts draws. None of this is an
-input of a record (verify/evidence/inputs.py hashes the job's code in verify/jobs/
-and verify/measure/, the files it opened and the code it declared it loads), so
-changing how a table or chart looks leaves every record fresh.
+A job that shows nothing but its claims has no entry. A record is raw (the parsed JSON: "data",
+"provenance", "profile", ...). Views read numbers through the job's own module, by its public names
+only (its helpers and constants without a leading underscore: a job renames its private ones freely;
+tests/test_views.py), build HTML with verify.site.html and chart specs that verify.site.charts draws.
+None of this is an input of a record (verify/evidence/inputs.py hashes the job's code in verify/jobs/
+and verify/measure/, the files it opened and the code it declared it loads), so changing how a table
+or chart looks leaves every record fresh.
 """
 
 from __future__ import annotations
 
 import importlib
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
-from types import ModuleType
+from typing import Callable
 
-_EMPTY = ModuleType("no views")
-
-
-def module_name(job) -> str:
-    path = Path(job.module_file)
-    return f"verify.site.views.{path.parent.name}.{path.stem}"
+Render = Callable[[dict], str]
 
 
-def _module(job) -> ModuleType:
-    try:
-        return importlib.import_module(module_name(job))
-    except ModuleNotFoundError as e:
-        if e.name and module_name(job).startswith(e.name):
-            return _EMPTY  # the job shows nothing but its claims
-        raise
+@dataclass(frozen=True)
+class View:
+    fragments: dict[str, Render] = field(default_factory=dict)
+    charts: dict[str, Callable[[dict], object]] = field(default_factory=dict)  # a spec of verify/site/charts.py
+    pages: dict[str, Render] = field(default_factory=dict)
 
 
-def fragments(job) -> dict:
-    return getattr(_module(job), "FRAGMENTS", {})
+NOTHING = View()  # a job that shows nothing but its claims
 
 
-def charts(job) -> dict:
-    return getattr(_module(job), "CHARTS", {})
+def article_of(job) -> str:
+    """The article a job belongs to: the folder of its module under verify/jobs/."""
+    return Path(job.module_file).parent.name
 
 
-def pages(job) -> dict:
-    return getattr(_module(job), "PAGES", {})
+@lru_cache(maxsize=1)
+def by_article() -> dict[str, dict[str, View]]:
+    """Every article's VIEWS, by article: one module per article in this folder."""
+    folder = Path(__file__).parent
+    return {path.stem: importlib.import_module(f"{__name__}.{path.stem}").VIEWS
+            for path in sorted(folder.glob("*.py")) if not path.name.startswith("_")}
+
+
+def of(job) -> View:
+    """The job's view, looked up by its id in its article's module."""
+    return by_article().get(article_of(job), {}).get(job.id, NOTHING)
+
+
+def where(job) -> str:
+    """Where the job's view is defined, for a message that sends someone there."""
+    return f"VIEWS[{job.id!r}] in verify/site/views/{article_of(job)}.py"

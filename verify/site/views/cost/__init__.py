@@ -1,1 +1,0 @@
-"""Views of the cost article's jobs."""

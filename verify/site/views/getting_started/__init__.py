@@ -1,1 +1,0 @@
-"""Views of the getting_started article's jobs."""

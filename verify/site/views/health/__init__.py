@@ -1,1 +1,0 @@
-"""How the health article's evidence looks on its page."""

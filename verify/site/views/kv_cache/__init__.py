@@ -1,1 +1,0 @@
-"""Views of the kv_cache article's jobs."""

@@ -1,1 +1,0 @@
-"""Views of the latency article's jobs."""

@@ -1,1 +1,0 @@
-"""Views of the lifecycle article's jobs."""

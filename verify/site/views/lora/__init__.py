@@ -1,1 +1,0 @@
-"""Views of the jobs of "Serving LoRA Adapters"."""

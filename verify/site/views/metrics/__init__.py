@@ -1,1 +1,0 @@
-"""Views of the metrics article's jobs."""

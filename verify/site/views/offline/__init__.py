@@ -1,1 +1,0 @@
-"""Views of the offline article's jobs."""

@@ -1,1 +1,0 @@
-"""Views of the openai_server article's jobs."""

@@ -1,1 +1,0 @@
-"""How the overload article's evidence looks on its page."""

@@ -1,1 +1,0 @@
-"""Views of the prefill_decode article's jobs."""

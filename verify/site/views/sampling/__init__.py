@@ -1,1 +1,0 @@
-"""Views of the sampling article's jobs."""

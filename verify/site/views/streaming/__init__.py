@@ -1,1 +1,0 @@
-"""Views of the streaming article's jobs."""

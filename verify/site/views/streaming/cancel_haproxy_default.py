@@ -1,5 +1,0 @@
-"""Views of cancel-haproxy-default: the shared cancellation views."""
-
-from verify.site.views.streaming._cancellation import FRAGMENTS
-
-__all__ = ["FRAGMENTS"]

@@ -1,1 +1,0 @@
-"""Views of the structured-outputs article's jobs."""
