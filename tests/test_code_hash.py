@@ -87,6 +87,32 @@ def test_an_edit_that_changes_what_runs_changes_the_hash(edit):
     assert code_hash(edit(SOURCE)) != code_hash(SOURCE)
 
 
+def _marked_timing(source: str) -> str:
+    """Every `Claim(...)` call of the module given `timing=True`, as a timing claim is marked."""
+    import ast
+    calls = [n for n in ast.walk(ast.parse(source))
+             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "Claim"]
+    assert calls, "the job module makes its claims with Claim(...)"
+    lines = source.splitlines(keepends=True)
+    for call in sorted(calls, key=lambda c: (c.end_lineno, c.end_col_offset), reverse=True):
+        line, col = lines[call.end_lineno - 1], call.end_col_offset - 1  # the call's closing parenthesis
+        lines[call.end_lineno - 1] = line[:col] + ", timing=True" + line[col:]
+    return "".join(lines)
+
+
+def test_marking_a_claim_timing_keeps_the_hash_and_a_changed_threshold_still_changes_it():
+    """The timing kind says how a differing verdict is read, never how it is decided (verify/job.py)."""
+    marked = _marked_timing(SOURCE)
+    assert marked != SOURCE and "timing=True" in marked
+    assert code_hash(marked) == code_hash(SOURCE)
+    assert code_hash(_threshold_changed(marked)) != code_hash(marked)
+    # Nor does the field itself: a record may hash verify/job.py (the probe's does, for the process it starts).
+    claim_module = (ROOT / "verify" / "job.py").read_text()
+    without_field = re.sub(r"^    timing: bool = False\n", "", claim_module, flags=re.M)
+    assert without_field != claim_module
+    assert code_hash(without_field) == code_hash(claim_module)
+
+
 # --- in a copy of the checkout, through verify status -----------------------------------------------
 
 def _stale_jobs(root: Path) -> set[str]:

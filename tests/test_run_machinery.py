@@ -26,14 +26,14 @@ from verify.paths import SNIPPETS
 from verify.registry import all_jobs
 from verify.runner import grouping, server_groups
 from verify.runner.run import run
-from verify.config.timing import TIMING_CLAIMS
 
 CPU = get_profile("cpu")
 
 
-def _fake_job(job_id: str, collect, variant: str = "default", engine: str = "server") -> Job:
+def _fake_job(job_id: str, collect, variant: str = "default", engine: str = "server", timing: bool = False) -> Job:
     job = Job(id=job_id, title=job_id, question="?", pages=("streaming.md",), collect=collect,
-              claims=(Claim(f"{job_id}.ok", "ok", lambda d: verdict_if(True, "ok")),), variant=variant, engine=engine)
+              claims=(Claim(f"{job_id}.ok", "ok", lambda d: verdict_if(True, "ok"), timing=timing),), variant=variant,
+              engine=engine)
     object.__setattr__(job, "module_file", __file__)
     return job
 
@@ -70,10 +70,9 @@ def _run_on_fake_servers(monkeypatch, tmp_path, jobs: list[Job], progress=lambda
 
 
 def test_a_run_starts_each_variant_once_whatever_the_job_order(tmp_path, monkeypatch):
-    jobs = [_fake_job("a-default", _one_capture), _fake_job("b-queue", _one_capture, "max-num-seqs-1"),
+    jobs = [_fake_job("a-default", _one_capture), _fake_job("b-queue", _one_capture, "max-num-seqs-1", timing=True),
             _fake_job("c-default", _one_capture), _fake_job("d-queue", _one_capture, "max-num-seqs-1"),
             _fake_job("e-nolog", _one_capture, "no-request-log")]
-    monkeypatch.setitem(TIMING_CLAIMS, "b-queue", ("b-queue.ok",))
     printed = []
     starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs, printed.append)
     # Variants with a timing job first, then the default server (a server phase then sees every start);
@@ -461,11 +460,9 @@ def test_jobs_that_judge_no_timing_run_on_two_engines_and_timing_jobs_after_both
             spans[job_id] = (t0, time.monotonic())
             return _one_capture(ctx)
         return collect
-    jobs = [_fake_job("a-untimed", timed("a-untimed", 0.3)), _fake_job("b-timed", timed("b-timed")),
+    jobs = [_fake_job("a-untimed", timed("a-untimed", 0.3)), _fake_job("b-timed", timed("b-timed"), timing=True),
             _fake_job("c-lora", timed("c-lora", 0.3), "lora-max-2"),
-            _fake_job("d-queue", timed("d-queue"), "max-num-seqs-1")]
-    monkeypatch.setitem(TIMING_CLAIMS, "b-timed", ("b-timed.ok",))
-    monkeypatch.setitem(TIMING_CLAIMS, "d-queue", ("d-queue.ok",))
+            _fake_job("d-queue", timed("d-queue"), "max-num-seqs-1", timing=True)]
     starts = _run_on_fake_servers(monkeypatch, tmp_path, jobs)
     assert starts == ["max-num-seqs-1", "default", "lora-max-2"]
     # The two untimed jobs overlapped, on two engines; the timing job on the default server came after both.

@@ -1,6 +1,6 @@
 """The `verify` command line.
 
-    verify list [--json]            every job and its claims
+    verify list [--json]            every job and its claims, timing claims marked
     verify run [IDS...] [--all]     run jobs whose inputs changed (or all) against a live server
     verify releases                 find the release where each cross-release difference came in (bisection)
     verify check                    fail where a page and its evidence disagree
@@ -37,13 +37,14 @@ def cmd_list(args) -> int:
     if args.json:
         rows = [{"id": j.id, "title": j.title, "article": j.article, "runs_on": j.runs_on,
                  "profiles": [p for p in PROFILES if runs_on(j.profiles, p)], "pages": list(j.pages),
-                 "claims": [c.id for c in j.claims]} for j in jobs.values()]
+                 "claims": [c.id for c in j.claims], "timing_claims": [c.id for c in j.claims if c.timing]}
+                for j in jobs.values()]
         print(json.dumps(rows if not args.ids_only else [j.id for j in jobs.values()]))
         return 0
     for j in jobs.values():
         print(f"{j.id:<26} {j.title}  [{j.article}; {j.runs_on}]")
         for c in j.claims:
-            print(f"    {c.id}")
+            print(f"    {c.id}" + ("  (timing)" if c.timing else ""))
     return 0
 
 
@@ -200,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     prof = dict(default=DEFAULT_PROFILE, help=f"server profile ({', '.join(PROFILES)}; default {DEFAULT_PROFILE})")
 
-    s = sub.add_parser("list", help="list jobs and claims")
+    s = sub.add_parser("list", help="list jobs and claims (timing claims marked)")
     s.add_argument("--json", action="store_true")
     s.add_argument("--ids-only", action="store_true", help="with --json: just the job ids (for a CI matrix)")
     s.set_defaults(func=cmd_list)

@@ -59,6 +59,15 @@ class Claim:
     id: str  # "<job-id>" or "<job-id>.<name>"
     text: str
     decide: Callable[[dict], Verdict]
+    # A timing claim (set by keyword, `timing=True`): its verdict rests on how fast the machine is, so
+    # a CPU with fewer cores or without AVX-512 can flip it although no sentence is wrong. Where a
+    # record from other hardware than the committed one decides it otherwise, the verdicts layer
+    # reports a hardware difference instead of a contradiction (verify/verdicts/hardware.py), the
+    # release bisection measures both ends on one machine first, the live sample notes it, and its
+    # job never runs beside a second engine (verify/config/timing.py). It says how a differing
+    # verdict is read, never how it is decided: the code hash leaves it out (verify/evidence/inputs.py),
+    # so marking a claim timing leaves every record fresh.
+    timing: bool = False
 
     @property
     def anchor(self) -> str:

@@ -14,8 +14,9 @@ A record stores, label by label, the hash of everything that could change its ou
   engine's arguments.
 
 Code is hashed by meaning, not bytes (`code_hash`): the syntax tree without docstrings,
-comments, formatting or line numbers, with private names (`_helper`) numbered in order of use and
-import statements reduced to the names they bind. A reformatted file, a renamed helper or an import
+comments, formatting or line numbers, with private names (`_helper`) numbered in order of use,
+import statements reduced to the names they bind, and without a claim's `timing=` keyword (how a
+differing verdict is read, not how it is decided). A reformatted file, a renamed helper or an import
 from a module that moved leaves the hash as it was; a changed constant, condition or call changes
 it. Code inputs are compared as a set of hashes, so a file that moved and defines the same thing
 is the same input. Every other file (snippets, configs) is hashed by its bytes: it is shown to
@@ -69,9 +70,15 @@ def file_hash(path: Path) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+# A claim's timing kind (Claim.timing, verify/job.py) says how a differing verdict is read, never how it
+# is decided: neither the field nor a claim's keyword setting it is part of what the code does, so
+# marking a claim timing leaves every record fresh.
+TIMING_CLASS, TIMING_FIELD = "Claim", "timing"
+
+
 class _Meaning(ast.NodeTransformer):
     """What a module does, without what does not change it: docstrings, private names' spelling,
-    the paths imports come from."""
+    the paths imports come from, a claim's timing kind."""
 
     def __init__(self):
         self.private: dict[str, str] = {}
@@ -98,6 +105,9 @@ class _Meaning(ast.NodeTransformer):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_ClassDef(self, node):
+        if node.name == TIMING_CLASS:  # the field itself (a record may hash verify/job.py: the probe's does)
+            node.body = [s for s in node.body if not (isinstance(s, ast.AnnAssign)
+                                                      and isinstance(s.target, ast.Name) and s.target.id == TIMING_FIELD)]
         node.name = self._name(node.name)
         return self.generic_visit(self._drop_docstring(node))
 
@@ -113,6 +123,11 @@ class _Meaning(ast.NodeTransformer):
         node.arg = self._name(node.arg)
         node.annotation = None
         return node
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == TIMING_CLASS:  # Claim(..., timing=True)
+            node.keywords = [k for k in node.keywords if k.arg != TIMING_FIELD]
+        return self.generic_visit(node)
 
     def visit_keyword(self, node):
         node.arg = self._name(node.arg)

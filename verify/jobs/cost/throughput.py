@@ -137,9 +137,9 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("throughput.rises-with-concurrency", "Throughput rises with each doubling of the requests running at "
-              "once, from 1 to 8.", decide_rises),
+              "once, from 1 to 8.", decide_rises, timing=True),
         Claim("throughput.cost-falls", "So the cost of a million tokens falls: with 8 at once it is less than "
-              "half of one at a time.", decide_cost_falls),
+              "half of one at a time.", decide_cost_falls, timing=True),
     ),
     headline=HEADLINE,
 )

@@ -125,10 +125,10 @@ JOB = Job(
               "finishes, direct or through nginx: each ends short of its tokens, with no finish reason or with "
               "finish_reason abort.", decide_streams_cut),
         Claim("drain-abort.refused-at-once", "From SIGTERM on, the port refuses new connections: /health, "
-              "/v1/models and a new request sent directly get no HTTP answer at all.", decide_refused),
+              "/v1/models and a new request sent directly get no HTTP answer at all.", decide_refused, timing=True),
         Claim("drain-abort.nginx-502", "Through nginx, the same moment gets HTTP 502 from nginx, for /health "
               "and for a new request.", decide_nginx_502),
         Claim("drain-abort.exits-after-streams", "The process exits once its last stream has ended, and not "
-              f"before: within {EXIT_AFTER_STREAMS_S:.0f} s of it.", decide_exits_after_streams),
+              f"before: within {EXIT_AFTER_STREAMS_S:.0f} s of it.", decide_exits_after_streams, timing=True),
     ),
 )

@@ -151,11 +151,11 @@ JOB = Job(
         Claim("drain-grace.health-200-while-draining", "/health and /v1/models answer 200 while the server drains.",
               decide_health_during),
         Claim("drain-grace.exits-when-drained", f"The process exits within {EXIT_AFTER_STREAMS_S:.0f} s of the last "
-              "stream's end, not when the timeout runs out.", decide_exits_after),
+              "stream's end, not when the timeout runs out.", decide_exits_after, timing=True),
         Claim("drain-grace.metrics-show-drain", "/metrics keeps answering during the drain and shows requests "
               "running.", decide_metrics_show_drain),
         Claim("drain-grace.manifest-fits", "The page's Deployment fits the measured timeline: its grace period "
               "covers the preStop sleep, the shutdown timeout and the teardown measured after the last stream, the measured drain fits the timeout, and its "
-              "startup probe allows several times the measured start-up.", decide_manifest_fits),
+              "startup probe allows several times the measured start-up.", decide_manifest_fits, timing=True),
     ),
 )

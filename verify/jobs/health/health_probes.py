@@ -287,13 +287,13 @@ JOB = Job(
         Claim("health-probes.stall-recovers", "Once the engine core continues, the same server answers again, "
               "with no restart.", decide_stall_recovers),
         Claim("health-probes.dead-health-503", "Once the engine core dies, /health answers 503 within "
-              f"{DEAD_HEALTH_WITHIN_S:.0f} s.", decide_dead_health),
+              f"{DEAD_HEALTH_WITHIN_S:.0f} s.", decide_dead_health, timing=True),
         Claim("health-probes.dead-request-5xx", "Once /health answers 503, a new request gets a 5xx status "
               "at once.", decide_dead_request),
         Claim("health-probes.dead-stream-error", "A stream in flight when the engine dies ends with an error "
               "event and [DONE], not a finish reason.", decide_dead_stream),
         Claim("health-probes.dead-exits", "After the engine dies, the API server exits by itself, within "
-              f"{EXIT_WITHIN_S:.0f} s.", decide_dead_exits),
+              f"{EXIT_WITHIN_S:.0f} s.", decide_dead_exits, timing=True),
         Claim("health-probes.dead-exit-code-zero", "It exits with code 0, as from a clean shutdown.",
               decide_dead_exit_code),
     ),

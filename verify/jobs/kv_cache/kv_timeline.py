@@ -97,7 +97,7 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("kv-timeline.rises-and-returns", "Usage rises with each running request and is back to zero when the "
-              "last one ends.", decide_rises_and_returns),
+              "last one ends.", decide_rises_and_returns, timing=True),
         Claim("kv-timeline.cached-not-counted", "Blocks kept for prefix caching do not count as used: usage reads zero "
               "while a finished request's prompt still hits the cache.", decide_cached_not_counted),
     ),

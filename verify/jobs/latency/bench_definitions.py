@@ -588,13 +588,13 @@ JOB = Job(
     claims=(
         Claim("bench-definitions.ttft-first-chunk", "vllm bench serve's TTFT ends as the first chunks of the "
               "stream arrive: in every request within 5 ms after the first chunk with choices passed the proxy, "
-              "less than one token's gap.", decide_ttft_first_chunk),
+              "less than one token's gap.", decide_ttft_first_chunk, timing=True),
         Claim("bench-definitions.first-chunk-empty", "That first chunk carries no text: it is the role chunk, "
               "content empty.", decide_first_chunk_empty),
         Claim("bench-definitions.empty-chunk-with-first-token", "The empty chunk arrives together with the first "
               "token's chunk (in the median, within a tenth of a token step), so counting it or not hardly moves TTFT, unless "
               "that token brings no text.",
-              decide_empty_chunk_with_first_token),
+              decide_empty_chunk_with_first_token, timing=True),
         Claim("bench-definitions.itl-pooled", "Its printed median ITL matches, within 0.4 ms, the median of every "
               "gap between chunks the proxy saw, pooled over all requests.", decide_itl_pooled),
         Claim("bench-definitions.itl-gap-per-token", "It saves one gap per output token, not one fewer: the gap "
@@ -612,21 +612,21 @@ JOB = Job(
         Claim("bench-definitions.recompute-matches", "The --save-detailed file holds all the summary is made of: the "
               "page's script recomputes the printed medians and goodput from it exactly.", decide_recompute_matches),
         Claim("bench-definitions.overhead-small", "The client side (the tool and the recording proxy's hop) adds "
-              f"under {OVERHEAD_SHARE:.0%} to a median TTFT.", decide_overhead),
+              f"under {OVERHEAD_SHARE:.0%} to a median TTFT.", decide_overhead, timing=True),
         Claim("bench-definitions.harness-ttft-agrees", "The site's own harness, sending the same messages straight "
               "to the server, gets the same median TTFT (within 25 %).",
-              lambda d: _agree(d, "ttft", "median_ttft_ms", "TTFT")),
+              lambda d: _agree(d, "ttft", "median_ttft_ms", "TTFT"), timing=True),
         Claim("bench-definitions.harness-itl-is-tpot", "The harness's ITL, one mean per request, agrees with vllm bench "
               "serve's TPOT (within 25 %), its figure of the same definition.",
-              lambda d: _agree(d, "itl", "median_tpot_ms", "ITL (harness) against TPOT (tool)")),
+              lambda d: _agree(d, "itl", "median_tpot_ms", "ITL (harness) against TPOT (tool)"), timing=True),
         Claim("bench-definitions.guidellm-ttft", "GuideLLM's TTFT ends at the first chunk with text, not at the "
               "empty first chunk: by its own timings it ends at the first chunk that brings a token, and the chunks "
-              "it counts as bringing tokens are the raw stream's chunks with text.", decide_guidellm_ttft),
+              "it counts as bringing tokens are the raw stream's chunks with text.", decide_guidellm_ttft, timing=True),
         Claim("bench-definitions.guidellm-itl", "GuideLLM's ITL is one mean per request: (last token - first "
               "token) / (n - 1), which is vLLM's TPOT under another name while the last chunk with choices holds a "
-              "token (every request here ran with ignore_eos).", decide_guidellm_itl),
+              "token (every request here ran with ignore_eos).", decide_guidellm_itl, timing=True),
         Claim("bench-definitions.guidellm-tpot", "GuideLLM's TPOT counts the first token in: (last token - request "
-              "start) / n, above its ITL for every request.", decide_guidellm_tpot),
+              "start) / n, above its ITL for every request.", decide_guidellm_tpot, timing=True),
         Claim("bench-definitions.guidellm-forces-length", "GuideLLM asks the server to ignore the end-of-sequence "
               "token itself: every request carries ignore_eos and gets its full output length.",
               decide_guidellm_forces_length),

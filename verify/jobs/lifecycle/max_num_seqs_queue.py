@@ -162,15 +162,16 @@ JOB = Job(
         Claim("max-num-seqs-queue.queued-not-rejected", "Requests beyond --max-num-seqs are queued, not rejected: "
               "every one is answered in full.", decide_served),
         Claim("max-num-seqs-queue.waiting-count", "While the extra requests wait, vllm:num_requests_running stays at "
-              "--max-num-seqs and vllm:num_requests_waiting counts the rest.", decide_one_running),
+              "--max-num-seqs and vllm:num_requests_waiting counts the rest.", decide_one_running, timing=True),
         Claim("max-num-seqs-queue.served-one-after-another", "A queued request's first token comes only after the "
-              "requests ahead of it have finished: the wait is part of its time to first token.", decide_serial),
+              "requests ahead of it have finished: the wait is part of its time to first token.", decide_serial,
+              timing=True),
         Claim("max-num-seqs-queue.queue-time-histogram", "vllm:request_queue_time_seconds records each request once, "
-              "and its sum matches the waits the clients saw.", decide_queue_metric),
+              "and its sum matches the waits the clients saw.", decide_queue_metric, timing=True),
         Claim("max-num-seqs-queue.ttft-includes-queue", "The server's time-to-first-token histogram includes the time "
               "a request waited in the queue.", decide_ttft_includes_queue),
         Claim("max-num-seqs-queue.prefill-excludes-queue", "The prefill histogram does not include the wait: it starts "
-              "when the request is first scheduled.", decide_prefill_excludes_queue),
+              "when the request is first scheduled.", decide_prefill_excludes_queue, timing=True),
     ),
     headline=HEADLINE,
 )

@@ -99,7 +99,7 @@ JOB = Job(
         Claim("request-phases.inference-is-prefill-plus-decode", "The inference time is the prefill time plus the "
               "decode time.", decide_inference),
         Claim("request-phases.phases-add-up", "Queue plus inference time is the end-to-end time, but for a few "
-              "milliseconds the API server spends on the request.", decide_add_up),
+              "milliseconds the API server spends on the request.", decide_add_up, timing=True),
         Claim("request-phases.client-waits-longer", "The client waits longer than the server's end-to-end latency "
               "says: the server's clock starts when the request reaches it.", decide_client),
     ),

@@ -94,7 +94,7 @@ JOB = Job(
               "server, the engine core it starts, and the worker the engine core starts (plus Python's multiprocessing "
               "helper).", decide_three),
         Claim("server-processes.busy-cores", "During a generation the engine core and the worker each keep a CPU core "
-              "busy for the whole time; the API server uses a small fraction of one.", decide_busy),
+              "busy for the whole time; the API server uses a small fraction of one.", decide_busy, timing=True),
         Claim("server-processes.worker-holds-model", "The worker holds the model: it is the largest process in memory.",
               decide_memory),
     ),

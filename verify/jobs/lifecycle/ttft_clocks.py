@@ -101,7 +101,7 @@ JOB = Job(
         Claim("ttft-clocks.server-shorter", "The server's time to first token is shorter than the client's: the "
               "client's also holds the HTTP round trip and its own parsing.", decide_shorter),
         Claim("ttft-clocks.covers-queue-and-prefill", "On an idle server, the server's time to first token is the "
-              "queue time plus the prefill time, and little more.", decide_covers),
+              "queue time plus the prefill time, and little more.", decide_covers, timing=True),
     ),
     headline=HEADLINE,
 )

@@ -77,6 +77,6 @@ JOB = Job(
     variant="lora",
     claims=(
         Claim("lora-cost.slower", f"On the CPU build, an adapter request's tokens come at least {SLOWER_BY}x "
-              "further apart than the base model's, on the same server.", decide_slower),
+              "further apart than the base model's, on the same server.", decide_slower, timing=True),
     ),
 )

@@ -185,10 +185,12 @@ JOB = Job(
     collect=collect,
     variant="lora-max-2",
     claims=(
+        # A timing claim: which requests decode together depends on their arriving together; measured beside a
+        # second engine, the client's sends spread out and the verdict flipped (two of three trials told nothing).
         Claim("lora-max-loras.two-at-a-time", "With --max-loras 2, of three requests for different adapters "
               "sent at once two decode together and the third starts only once both of them have finished; two "
               "such requests decode together.",
-              decide_two_at_a_time),
+              decide_two_at_a_time, timing=True),
         Claim("lora-max-loras.adapters-apart", "Requests for different adapters decoded in one batch each get "
               "their answer alone.", decide_adapters_apart),
         Claim("lora-max-loras.base-changed", "With --max-loras 2, a base-model request decoded beside an adapter "

@@ -276,11 +276,11 @@ JOB = Job(
               decide_running_capped),
         Claim("load-signals.waiting-past-limit", f"vllm:num_requests_waiting stays at 0 while the clients are "
               f"no more than --max-num-seqs ({MAX_NUM_SEQS}) and rises within seconds of their passing it: it "
-              f"marks the limit.", decide_waiting_past_limit),
+              f"marks the limit.", decide_waiting_past_limit, timing=True),
         Claim("load-signals.ttft-moves-with-queue", "Once requests wait, the TTFT p95 climbs past twice the "
               "highest it reached while every client had a slot: the time spent waiting is part of the time to "
               "first token.",
-              decide_ttft_moves_with_queue),
+              decide_ttft_moves_with_queue, timing=True),
         Claim("load-signals.kv-quiet", "KV cache usage stays low while requests wait when the limit is "
               "--max-num-seqs: it is no signal of this overload.", decide_kv_quiet),
         Claim("load-signals.kv-fraction", "vllm:kv_cache_usage_perc is a fraction of the cache's blocks, from 0 "
@@ -288,9 +288,9 @@ JOB = Job(
         Claim("load-signals.alert-silent-at-rest", "The page's queue alert is neither pending nor firing on an "
               "idle server.", decide_alert_silent_at_rest),
         Claim("load-signals.alert-fires", "Under the load the queue alert fires, once requests have waited for "
-              "the rule's 20 s.", decide_alert_fires),
+              "the rule's 20 s.", decide_alert_fires, timing=True),
         Claim("load-signals.alert-resolves", f"Having fired under the load, the alert resolves within "
-              f"{RESOLVE_WITHIN_S:g} s of the last request ending.", decide_alert_resolves),
+              f"{RESOLVE_WITHIN_S:g} s of the last request ending.", decide_alert_resolves, timing=True),
     ),
     variant="max-num-seqs-4",
 )

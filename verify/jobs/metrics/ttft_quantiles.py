@@ -194,7 +194,7 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("ttft-quantiles.exact", "histogram_quantile over vllm:time_to_first_token_seconds gives the "
-              "percentiles the clients measured (p50, p90 and p99 within 5 %).", decide_exact),
+              "percentiles the clients measured (p50, p90 and p99 within 5 %).", decide_exact, timing=True),
         Claim("ttft-quantiles.linear-in-bucket", "Prometheus' estimate is a straight line inside one bucket: it "
               "finds the bucket that holds the rank and assumes the requests in it are spread evenly.",
               decide_linear_in_bucket),

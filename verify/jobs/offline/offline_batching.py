@@ -97,9 +97,9 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("offline-batching.one-call-faster", f"One generate() call over {SIZES[-1]} prompts is several times "
-              "faster than calling it once per prompt.", decide_faster),
+              "faster than calling it once per prompt.", decide_faster, timing=True),
         Claim("offline-batching.speedup-grows", "The speed-up grew with each larger batch measured ("
-              f"{', '.join(str(k) for k in SIZES)} prompts).", decide_grows),
+              f"{', '.join(str(k) for k in SIZES)} prompts).", decide_grows, timing=True),
         Claim("offline-batching.same-outputs", "Greedy outputs were the same in one call and in one call per prompt, "
               "at every batch size measured.", decide_same),
     ),

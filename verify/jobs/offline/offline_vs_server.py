@@ -226,15 +226,16 @@ JOB = Job(
         Claim("offline-vs-server.server-caps-running", f"A server given {PROMPTS} requests at once runs only part "
               "of them at a time; the rest wait in its queue, though its KV cache, at its peak use scaled to every "
               "request, would hold them all.",
-              decide_server_cap),
+              decide_server_cap, timing=True),
         Claim("offline-vs-server.larger-limits", "The offline engine's sequence limit (max_num_seqs) is above the "
               f"number the server ran at once, and above the {PROMPTS} prompts of the batch.", decide_larger_limits),
         Claim("offline-vs-server.throughput", "For the same batch, the offline engine's throughput is no lower than "
-              f"the server's with every request in flight (within {THROUGHPUT_TOLERANCE:.0%}).", decide_throughput),
+              f"the server's with every request in flight (within {THROUGHPUT_TOLERANCE:.0%}).", decide_throughput,
+              timing=True),
         Claim("offline-vs-server.same-outputs", "Through either engine, the batch gets the same greedy answers.",
               decide_same_outputs),
         Claim("offline-vs-server.starts-sooner", "From a fresh process, the offline engine is ready markedly sooner "
-              f"than the server (by more than {STARTS_SOONER_BY:.0%}).", decide_starts_sooner),
+              f"than the server (by more than {STARTS_SOONER_BY:.0%}).", decide_starts_sooner, timing=True),
     ),
     headline=HEADLINE,
 )

@@ -291,7 +291,7 @@ JOB = Job(
         Claim("admission-limit.refused-503", "A request past the limit gets HTTP 503 with the message \"The "
               "engine is currently busy...\".", decide_refused_503),
         Claim("admission-limit.refused-fast", f"The refusal comes at once (within {REFUSED_WITHIN_S} s), while "
-              "admitted requests take as long as their answers.", decide_refused_fast),
+              "admitted requests take as long as their answers.", decide_refused_fast, timing=True),
         Claim("admission-limit.no-retry-after", "The 503 carries no Retry-After header.", decide_no_retry_after),
         Claim("admission-limit.counted", "vllm:admission_rejections_total, labelled with the limit's name, counts "
               "every refusal, and vllm:request_success_total only the admitted requests.", decide_counter),
@@ -304,6 +304,6 @@ JOB = Job(
         Claim("admission-limit.sdk-retries", "The openai client retries a 503 by itself: with its defaults one "
               "call reaches the server three times before the caller sees the error.", decide_sdk_retries),
         Claim("admission-limit.sdk-no-retries", "With max_retries=0 the caller sees the 503 at once, after one "
-              "attempt.", decide_sdk_no_retries),
+              "attempt.", decide_sdk_no_retries, timing=True),
     ),
 )

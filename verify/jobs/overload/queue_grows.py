@@ -167,7 +167,8 @@ JOB = Job(
         Claim("queue-grows.none-refused", f"Without a limit nothing is refused: {REQUESTS} requests sent at once to "
               "a server that runs one at a time are all answered in full.", decide_none_refused),
         Claim("queue-grows.ttft-arithmetic", "A request's time to first token is the answers ahead of it: at "
-              "position k it is k times one answer's time, within the declared tolerance.", decide_arithmetic),
+              "position k it is k times one answer's time, within the declared tolerance.", decide_arithmetic,
+              timing=True),
         Claim("queue-grows.impatient-unseen", "A queued request whose client gives up is dropped without a trace "
               "in vLLM's own series (vllm:): it generates no token, and neither the finished-request counter (not "
               "even as an abort) nor the latency histograms count it.", decide_impatient_unseen),

@@ -209,13 +209,13 @@ JOB = Job(
               f"when no other prompt waits for prefill (limit {LIMIT}).", decide_long_prompt_alone),
         Claim("queued-tokens.generating-free", "A request that has started generating no longer counts: with a "
               "prompt longer than the limit being answered, new requests are still admitted.",
-              decide_generating_free),
+              decide_generating_free, timing=True),
         Claim("queued-tokens.cut-after-crossing", "The limit is checked against the prompts already waiting, "
               "before the new one is added: requests are admitted until the waiting prompts reach the limit, so "
               "the one that crosses it is admitted and the next is refused.", decide_cut_after_crossing),
         Claim("queued-tokens.refused-503", "A request past the limit gets HTTP 503 \"The engine has reached its "
               f"prefill token backlog limit...\" within {REFUSED_WITHIN_S} s, with no Retry-After header.",
-              decide_refused_503),
+              decide_refused_503, timing=True),
         Claim("queued-tokens.counted", "vllm:admission_rejections_total{reason=\"max_num_queued_tokens\"} counts "
               "every refusal.", decide_counted),
     ),

@@ -90,13 +90,14 @@ def stall_job(job_id: str, variant: str, chunked: bool) -> Job:
     if chunked:
         claim = Claim(f"{job_id}.stall-bounded", "With --max-num-batched-tokens 128, the long prompt is prefilled in "
                       "chunks between decode steps: the stream keeps receiving tokens and its largest gap is a fraction "
-                      "of the prefill.", decide_bounded)
+                      "of the prefill.", decide_bounded, timing=True)
     else:
         claim = Claim(f"{job_id}.decode-waits", "With the default token budget, a long prompt that arrives while "
-                      "another request is streaming stops that stream for about the whole prefill.", decide_stall)
+                      "another request is streaming stops that stream for about the whole prefill.", decide_stall,
+                      timing=True)
         extra = Claim(f"{job_id}.chunked-prefill-on-by-default", "Chunked prefill is on by default, and it does not "
                       "prevent that stall: a prompt shorter than the token budget is prefilled in one step.",
-                      decide_on_by_default)
+                      decide_on_by_default, timing=True)
     budget = "--max-num-batched-tokens 128" if chunked else "the default token budget"
     return Job(
         id=job_id,

@@ -113,9 +113,9 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("batching.throughput-rises", "Serving several requests at once multiplies total throughput: a decode "
-              "step for eight requests costs little more than for one.", decide_throughput),
+              "step for eight requests costs little more than for one.", decide_throughput, timing=True),
         Claim("batching.itl-rises", "With eight requests at once, each request's inter-token latency is higher than "
-              "with one alone.", decide_itl),
+              "with one alone.", decide_itl, timing=True),
     ),
     headline=HEADLINE,
 )

@@ -147,12 +147,12 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("bench-agreement.ttft-agrees", "The harness's time to first token agrees with vllm bench serve's on "
-              "the same server and prompt length.", lambda d: _agree(d, "ttft", TTFT_AGREEMENT, "TTFT")),
+              "the same server and prompt length.", lambda d: _agree(d, "ttft", TTFT_AGREEMENT, "TTFT"), timing=True),
         Claim("bench-agreement.itl-agrees", "The harness's inter-token latency agrees with vllm bench serve's.",
-              lambda d: _agree(d, "itl", ITL_AGREEMENT, "ITL")),
+              lambda d: _agree(d, "itl", ITL_AGREEMENT, "ITL"), timing=True),
         Claim("bench-agreement.same-seed-is-cached", "vllm bench serve run twice against one server with the same seed "
               "sends the same random prompts, and the second run's TTFT comes mostly from the prefix cache.",
-              decide_same_seed),
+              decide_same_seed, timing=True),
     ),
     headline=HEADLINE,
 )

@@ -301,21 +301,24 @@ JOB = Job(
     pages=("prefill-decode.md",),
     collect=collect,
     claims=(
-        Claim("prompt-length-sweep.ttft-grows", "Time to first token grows with prompt length.", decide_ttft_grows),
+        Claim("prompt-length-sweep.ttft-grows", "Time to first token grows with prompt length.", decide_ttft_grows,
+              timing=True),
         Claim("prompt-length-sweep.prefill-grows", "The server's prefill time grows with prompt length: the growth is "
-              "in the engine, not in the client or the network.", decide_prefill_grows),
+              "in the engine, not in the client or the network.", decide_prefill_grows, timing=True),
         Claim("prompt-length-sweep.prefill-linear", "From about 150 prompt tokens on (the three longer prompts of "
               "the sweep), prefill time is proportional to prompt length: each prompt token costs about the same. "
-              "The shortest prompt is left out: fixed costs weigh more in it.", decide_linear),
+              "The shortest prompt is left out: fixed costs weigh more in it.", decide_linear, timing=True),
         Claim("prompt-length-sweep.itl-flat", "Inter-token latency changes far less with prompt length than TTFT: "
-              "within 30 % from the shortest to the longest prompt here.", decide_itl_flat),
+              "within 30 % from the shortest to the longest prompt here.", decide_itl_flat, timing=True),
         Claim("prompt-length-sweep.prompt-token-cheaper", "One prompt token costs a small fraction of one generated "
-              "token: prefill works on all prompt tokens at once, decode on one token per step.", decide_cheaper),
+              "token: prefill works on all prompt tokens at once, decode on one token per step.", decide_cheaper,
+              timing=True),
         Claim("prompt-length-sweep.repeat-served-from-cache", "The same long prompt sent again starts much sooner: "
-              "the prefix cache skips most of its prefill (prefix caching is on by default).", decide_repeat),
+              "the prefix cache skips most of its prefill (prefix caching is on by default).", decide_repeat,
+              timing=True),
         Claim("prompt-length-sweep.itl-matches-server", "On a direct connection, the gaps a client sees between tokens "
               "are the engine's steps: its inter-token latency agrees with vllm:inter_token_latency_seconds.",
-              decide_itl_agrees),
+              decide_itl_agrees, timing=True),
     ),
     headline=HEADLINE,
 )

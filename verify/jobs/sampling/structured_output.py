@@ -166,7 +166,7 @@ JOB = Job(
               "that ends by itself (finish_reason stop, not cut by max_tokens) parses and matches the schema, even at "
               "temperature 1.0.", decide_valid),
         Claim("structured-output.small-cost", "The constraint costs little time per token once its grammar is "
-              "compiled.", decide_cost),
+              "compiled.", decide_cost, timing=True),
     ),
     headline=HEADLINE,
 )

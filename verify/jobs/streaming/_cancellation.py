@@ -93,7 +93,8 @@ def cancellation_job(job_id: str, label: str, proxy_setup: str | None, expect_st
                      max_tokens: int = MAX_TOKENS) -> Job:
     if expect_stop:
         claims = [Claim(f"{job_id}.{c}", f"{label}: when a {c} client abandons a stream, the engine stops "
-                        f"generating within {STOP_TOLERANCE_S:.0f} s.", _decide_client(c, label, True)) for c in CLIENTS]
+                        f"generating within {STOP_TOLERANCE_S:.0f} s.", _decide_client(c, label, True),
+                        timing=True) for c in CLIENTS]
         claims.append(Claim(f"{job_id}.kv-freed", f"{label}: once the engine lets go of an abandoned request, KV cache "
                             "usage is back to its level before the request.", _decide_kv_freed))
     else:

@@ -192,9 +192,9 @@ JOB = Job(
         Claim("api-server-cpu.streaming-costs-more", "Streaming costs the API server more CPU per generated token "
               f"than the same requests without streaming: the median of the paired batches (up to {ROUNDS}, fewer once "
               f"the rest could not change the verdict) is more than {MORE_MARGIN:.0%} higher at each concurrency.",
-              decide_streaming_costs_more),
+              decide_streaming_costs_more, timing=True),
         Claim("api-server-cpu.small-beside-engine", "On the embedded CPU profile, the API server's CPU per token is a "
-              "small fraction of the engine's.", decide_small_beside_engine),
+              "small fraction of the engine's.", decide_small_beside_engine, timing=True),
     ),
     headline=HEADLINE,
 )

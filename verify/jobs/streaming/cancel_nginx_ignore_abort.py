@@ -69,12 +69,12 @@ JOB = Job(
         Claim("cancel-nginx-ignore-abort.stream-still-stops", "Through nginx with proxy_ignore_client_abort on, "
               f"an abandoned stream still stops the engine within {STOP_TOLERANCE_S:.0f} s: nginx fails to write "
               "the next token to the gone client and closes the upstream connection.",
-              _decide("stream", True)),
+              _decide("stream", True), timing=True),
         Claim("cancel-nginx-ignore-abort.non-streaming-keeps-running", "Through nginx with proxy_ignore_client_abort "
               "on, a non-streaming request whose client timed out keeps the engine generating to max_tokens for "
-              "nobody.", _decide("non-streaming", False)),
+              "nobody.", _decide("non-streaming", False), timing=True),
         Claim("cancel-nginx-ignore-abort.non-streaming-default-stops", "Through nginx with the setting at its "
               f"default (off), the same abandoned non-streaming request stops the engine within "
-              f"{STOP_TOLERANCE_S:.0f} s.", _decide("non-streaming, abort not ignored", True)),
+              f"{STOP_TOLERANCE_S:.0f} s.", _decide("non-streaming, abort not ignored", True), timing=True),
     ),
 )

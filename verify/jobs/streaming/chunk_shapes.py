@@ -136,10 +136,10 @@ JOB = Job(
         Claim("chunk-shapes.finish-on-last-text", "The last chunk with text also carries finish_reason.",
               decide_finish_on_content),
         Claim("chunk-shapes.one-token-per-chunk", "After the first chunk, each chunk carries exactly one generated "
-              "token, the last one included.", decide_one_token_per_chunk),
+              "token, the last one included.", decide_one_token_per_chunk, timing=True),
         Claim("chunk-shapes.finish-token", "finish_reason rides on the chunk of the last generated token: for stop "
               "the end-of-sequence token, which has no text; for length the last token, whose text is empty when it "
-              "ends in the middle of a character.", decide_finish_token),
+              "ends in the middle of a character.", decide_finish_token, timing=True),
         Claim("chunk-shapes.empty-mid-stream", "Chunks with no text can appear in the middle of a stream.",
               decide_empty_mid),
     ),

@@ -114,8 +114,8 @@ JOB = Job(
         Claim("client-retries.default-timeout", "The openai client's default timeout is at least ten minutes.", decide_timeout),
         Claim("client-retries.retries-by-default", "The openai client retries failed requests by default.", decide_retries),
         Claim("client-retries.sequential-copies", "Straight to vLLM, the retried copies run one after another: each "
-              "attempt is aborted when its client gives up, before the retry starts.", decide_sequential),
+              "attempt is aborted when its client gives up, before the retry starts.", decide_sequential, timing=True),
         Claim("client-retries.amplification", "With default retries, a client timeout shorter than the generation makes "
-              "the server run the same request several times.", decide_amplification),
+              "the server run the same request several times.", decide_amplification, timing=True),
     ),
 )

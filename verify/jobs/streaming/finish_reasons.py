@@ -92,6 +92,6 @@ JOB = Job(
         Claim("finish-reasons.stop", "An answer the model ended itself carries finish_reason stop, then [DONE].", decide_stop),
         Claim("finish-reasons.length", "An answer cut by max_tokens carries finish_reason length, then [DONE].", decide_length),
         Claim("finish-reasons.broken", "A stream cut by a broken connection ends with no finish_reason and no [DONE].",
-              decide_broken),
+              decide_broken, timing=True),
     ),
 )

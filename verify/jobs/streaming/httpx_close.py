@@ -63,5 +63,5 @@ JOB = Job(
     pages=("streaming.md",),
     collect=collect,
     claims=(Claim("httpx-close.prompt", "Leaving an httpx stream block closes the connection at once; it does not "
-                  "read the rest of the body first.", decide),),
+                  "read the rest of the body first.", decide, timing=True),),
 )

@@ -81,8 +81,8 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("probe-tls-default.finds-blocks", "Through nginx with default settings and TLS termination, the probe "
-              "reports tokens arriving in blocks and exits with status 3.", decide_blocks),
+              "reports tokens arriving in blocks and exits with status 3.", decide_blocks, timing=True),
         Claim("probe-tls-default.cancel-reaches-engine", "Through the same path, with the engine's metrics, the probe "
-              "sees the engine stop when its client leaves.", decide_cancel),
+              "sees the engine stop when its client leaves.", decide_cancel, timing=True),
     ),
 )

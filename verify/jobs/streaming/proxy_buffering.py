@@ -132,14 +132,15 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("proxy-buffering.nginx-default", "Through nginx with default settings, tokens reach the client in "
-              "blocks rather than one at a time.", _decide("nginx-default", True)),
+              "blocks rather than one at a time.", _decide("nginx-default", True), timing=True),
         Claim("proxy-buffering.nginx-tls", "Through nginx with default settings and TLS termination, tokens reach "
-              "the client in blocks rather than one at a time.", _decide("nginx-tls", True)),
+              "the client in blocks rather than one at a time.", _decide("nginx-tls", True), timing=True),
         Claim("proxy-buffering.server-unaffected", "Whatever the proxy does to the stream, the server produces it "
-              "as fast as on the direct path: its own TTFT is the same on every path.", decide_server_unaffected),
+              "as fast as on the direct path: its own TTFT is the same on every path.", decide_server_unaffected,
+              timing=True),
         Claim("proxy-buffering.nginx-streaming", "Through nginx tuned for streaming, tokens reach the client one at "
-              "a time, as they do directly.", _decide("nginx-streaming", False)),
+              "a time, as they do directly.", _decide("nginx-streaming", False), timing=True),
         Claim("proxy-buffering.nginx-tls-streaming", "With TLS termination and the streaming settings, tokens reach "
-              "the client one at a time, as they do directly.", _decide("nginx-tls-streaming", False)),
+              "the client one at a time, as they do directly.", _decide("nginx-tls-streaming", False), timing=True),
     ),
 )

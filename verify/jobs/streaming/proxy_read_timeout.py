@@ -157,12 +157,13 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("proxy-read-timeout.long-stream-completes", "A stream that lasts several times proxy_read_timeout "
-              "completes, as long as no gap between tokens is longer than the timeout.", decide_long_stream),
+              "completes, as long as no gap between tokens is longer than the timeout.", decide_long_stream,
+              timing=True),
         Claim("proxy-read-timeout.slow-first-token-cut", "A stream whose first token comes later than "
               "proxy_read_timeout (a long prefill, or a long wait in the queue) is cut off before any text arrives.",
-              decide_slow_first_token),
+              decide_slow_first_token, timing=True),
         Claim("proxy-read-timeout.non-streaming-cut", "A non-streaming request whose generation takes longer than "
               "proxy_read_timeout fails with HTTP 504: for it, the whole generation is one silence.",
-              decide_non_streaming),
+              decide_non_streaming, timing=True),
     ),
 )

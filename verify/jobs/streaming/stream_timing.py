@@ -145,8 +145,9 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("stream-timing.e2e-parity", "E2E latency is about the same streamed or not: streaming does not make "
-              "generation faster.", decide_parity),
-        Claim("stream-timing.ttft-fraction", "For a long answer, TTFT is a small fraction of E2E.", decide_ttft_fraction),
+              "generation faster.", decide_parity, timing=True),
+        Claim("stream-timing.ttft-fraction", "For a long answer, TTFT is a small fraction of E2E.",
+              decide_ttft_fraction, timing=True),
     ),
     headline=HEADLINE,
 )

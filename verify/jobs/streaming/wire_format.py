@@ -154,8 +154,8 @@ JOB = Job(
         Claim("wire-format.text-fields", "Chat chunks carry text in choices[0].delta.content, "
               "completions chunks in choices[0].text.", decide_text_fields),
         Claim("wire-format.no-n-terminal-burst", "In a terminal, curl without -N shows the stream in one burst.",
-              lambda d: _burst(d, "terminal")),
+              lambda d: _burst(d, "terminal"), timing=True),
         Claim("wire-format.no-n-pipe-burst", "Into a pipe, curl without -N delivers the stream in one burst.",
-              lambda d: _burst(d, "pipe")),
+              lambda d: _burst(d, "pipe"), timing=True),
     ),
 )

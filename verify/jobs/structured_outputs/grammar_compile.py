@@ -99,10 +99,10 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("grammar-compile.first-request", "A server's first constrained request waits at least 100 ms longer "
-              "for its first token than the next request with the same schema.", decide_first_request),
+              "for its first token than the next request with the same schema.", decide_first_request, timing=True),
         Claim("grammar-compile.later-schemas", "After that, requests with a schema no request used before wait "
               "far less extra: their median is under a quarter of the first request's extra wait.",
-              decide_later_schemas),
+              decide_later_schemas, timing=True),
     ),
     variant="fresh",
     headline=HEADLINE,
