@@ -29,7 +29,7 @@ pytestmark = pytest.mark.build
 
 CHROMIUM = "/usr/bin/chromium"
 SCREENSHOTS = ROOT / "screenshots"
-# Anchors that runbooks may already link to. Add to this list; never remove from it.
+# Anchors that runbooks may already link to: `verify pages` appends to the list; nothing removes from it.
 PUBLISHED_ANCHORS = ROOT / "tests" / "published_anchors.txt"
 
 
@@ -189,7 +189,8 @@ def test_every_symptom_and_claim_anchor_is_published(site):
         entry = f"{page_url(pc.page).rstrip('/')}#{claim.anchor}"
         if entry not in published:
             missing.append(entry)
-    assert not missing, "add to tests/published_anchors.txt: " + ", ".join(sorted(set(missing))[:10])
+    assert not missing, "run `verify pages`: it appends these to tests/published_anchors.txt: " + \
+        ", ".join(sorted(set(missing))[:10])
 
 
 # --- in a real browser -------------------------------------------------------------------------

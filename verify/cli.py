@@ -5,7 +5,7 @@
     verify releases                 find the release where each cross-release difference came in (bisection)
     verify check                    fail where a page and its evidence disagree
     verify status                   every claim's verdict, age, and the inputs that made it stale
-    verify pages                    rewrite generated pages from the evidence (no server)
+    verify pages                    rewrite generated pages from the evidence, list new anchors (no server)
     verify render [--out DIR]       the site's sources with the evidence rendered in, for any generator
     verify prepare                  install the profile's vLLM release and convert the embedded model (no server)
     verify serve                    start the embedded server and keep it up until Ctrl-C
@@ -55,9 +55,20 @@ def cmd_run(args) -> int:
     if args.sample:
         from verify.config.sample import SAMPLE
         sample = SAMPLE
-    return run(args.ids or None, get_profile(args.profile), run_all=args.all, server_url=args.server_url,
+    code = run(args.ids or None, get_profile(args.profile), run_all=args.all, server_url=args.server_url,
                port=args.port, evidence_root=args.evidence_dir, progress=_progress, sample=sample,
                sample_root=args.sample_dir, on_record=write_pages)
+    _append_published_anchors("verify run")  # a new claim is measured here, so its anchor is listed here
+    return code
+
+
+def _append_published_anchors(command: str) -> None:
+    from verify.paths import ROOT
+    from verify.site.published_anchors import LIST, append_new
+    new = append_new()
+    if new:
+        print(f"{command}: {len(new)} anchor(s) appended to {LIST.relative_to(ROOT)}"
+              + "".join(f"\n  {a}" for a in new))
 
 
 def cmd_releases(args) -> int:
@@ -114,6 +125,7 @@ def cmd_pages(args) -> int:
     written = regenerate_pages()
     print(f"verify pages: {len(written)} generated page(s) rewritten from evidence" +
           "".join(f"\n  {p}" for p in written))
+    _append_published_anchors("verify pages")
     return 0
 
 
@@ -248,7 +260,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "records its first and last eight)")
     s.set_defaults(func=cmd_review)
 
-    s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence")
+    s = sub.add_parser("pages", help="rewrite generated pages (the executed notebook) from the evidence, and "
+                                     "append new claim and symptom anchors to tests/published_anchors.txt")
     s.set_defaults(func=cmd_pages)
 
     s = sub.add_parser("render", help="write the site's sources with the evidence rendered in (for Zensical)")
