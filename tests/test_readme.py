@@ -156,6 +156,33 @@ def test_every_path_written_exists(path):
     assert not missing, f"{path.name} names paths that do not exist: {sorted(set(missing))}"
 
 
+def _excerpts(text: str) -> list[tuple[str, list[str]]]:
+    """The fenced blocks that open with a comment naming a repository file: (that file, the lines quoted)."""
+    out = []
+    for m in FENCE.finditer(text):
+        first, *lines = m.group(1).splitlines()
+        named = re.fullmatch(r"# (\S+)", first)
+        if named and (ROOT / named.group(1)).is_file():
+            out.append((named.group(1), lines))
+    return out
+
+
+def test_the_job_contributing_shows_is_quoted_as_it_is():
+    """A block that opens with `# <path>` quotes that file: every line but a blank or an elision
+    (`...`) stands in it, in the same order, so the example cannot drift from the job it shows."""
+    excerpts = _excerpts(_text(CONTRIBUTING))
+    assert excerpts, "CONTRIBUTING.md quotes no file: the pattern no longer reads its example"
+    for file, lines in excerpts:
+        source = (ROOT / file).read_text(encoding="utf-8").splitlines()
+        at = 0
+        for line in lines:
+            if not line.strip() or line.strip().startswith("..."):
+                continue
+            found = next((i for i in range(at, len(source)) if source[i] == line), None)
+            assert found is not None, f"CONTRIBUTING.md quotes {file}, which has no line {line!r} after line {at}"
+            at = found + 1
+
+
 NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
                 "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy eighty "
                 "ninety hundred dozen").split()
