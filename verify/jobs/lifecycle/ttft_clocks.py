@@ -36,11 +36,10 @@ def collect(ctx) -> dict:
 
 
 def client_ttft(stream) -> float:
-    import json
-
+    from verify.measure import sse_line
     from verify.measure.transcript import chunk_text
     for item in stream["lines"]:
-        if item["line"].startswith("data: {") and chunk_text(json.loads(item["line"][6:])):
+        if (chunk := sse_line.chunk(item["line"])) is not None and chunk_text(chunk):
             return item["t"]
     raise ValueError("no text arrived")
 
