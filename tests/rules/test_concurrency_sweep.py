@@ -14,7 +14,7 @@ import pytest
 
 from tests.rules._records import PROFILES, record
 from verify.jobs.cost import throughput
-from verify.jobs.prefill_decode import _sweep, _sweep_settled, batching
+from verify.jobs.prefill_decode import _sweep, batching
 
 
 class _Ctx:
@@ -60,7 +60,7 @@ def test_the_second_reader_gets_the_first_readers_sweep_and_sends_nothing(profil
     first = batching.collect(first_ctx)
     # Every level of every round the record holds, and no more: the sweep stopped where both jobs were settled.
     assert sent == list(_sweep.CONCURRENCY) * _sweep.rounds(d)
-    assert first["stopped"] == _sweep_settled.settled(first) and first["stopped"]["settled"]
+    assert first["stopped"] == _sweep.settled(first) and first["stopped"]["settled"]
     assert [r["lines"] for run in first["runs"] for r in run["requests"]] == \
         [r["lines"] for run in d["runs"] for r in run["requests"]]
     second_ctx = _Ctx(_replaying(d, sent), shared)  # the same server start
@@ -92,5 +92,5 @@ def test_the_sweep_runs_on_while_one_reader_is_open():
     one = [r[0] for r in rounds_of(d)]
     retime(top[0], 2 * max(rate(r) for r in one))
     retime(top[1], 4 * max(rate(r) for r in one))
-    assert _sweep_settled.batching_settled(d)["settled"] and not _sweep_settled.throughput_settled(d)["settled"]
-    assert not _sweep_settled.settled(d)["settled"]
+    assert batching.settled(d)["settled"] and not throughput.settled(d)["settled"]
+    assert not _sweep.settled(d)["settled"]

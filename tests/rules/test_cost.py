@@ -11,7 +11,7 @@ from tests.rules._records import PROFILES, cases, check, decide, decide_edited, 
 from tests.rules._sweep_edits import rate as _rate
 from tests.rules._sweep_edits import last_line, retime, rounds_of, set_last
 from verify.jobs.cost import throughput
-from verify.jobs.prefill_decode._sweep_settled import COST_FACTOR, throughput_settled
+from verify.jobs.cost.throughput import COST_FACTOR
 
 LEVELS = throughput.LEVELS
 TOP = LEVELS.index(LEVELS[-1])
@@ -29,7 +29,7 @@ def _rule_cost(data: dict, c: int) -> float:
 
 
 def _side(data: dict) -> dict:
-    return throughput_settled(data)
+    return throughput.settled(data)
 
 
 # --- billing.repeat-billed-in-full ---------------------------------------------------------------------------

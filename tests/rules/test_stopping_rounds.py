@@ -15,7 +15,7 @@ from verify.evidence import store
 from verify.jobs.cost import throughput
 from verify.jobs.offline import offline_vs_server
 from verify.jobs.prefill_decode import _sweep as concurrency_sweep
-from verify.jobs.prefill_decode import _sweep_settled, batching, prompt_length_sweep
+from verify.jobs.prefill_decode import batching, prompt_length_sweep
 
 
 def _batching(data: dict, rounds: int) -> None:
@@ -42,11 +42,9 @@ def _server(data: dict, trials: int) -> None:
     data["server"]["trials"] = data["server"]["trials"][:trials]
 
 
-CUTS = {"batching": (_batching, _sweep_settled.batching_settled),
-        "prompt-length-sweep": (_sweep, prompt_length_sweep.settled),
-        "throughput": (_throughput, _sweep_settled.throughput_settled),
-        "offline-vs-server": (_server, offline_vs_server.settled)}
-STOPPED_BY = {"batching": _sweep_settled.settled, "throughput": _sweep_settled.settled}
+CUTS = {"batching": (_batching, batching.settled), "prompt-length-sweep": (_sweep, prompt_length_sweep.settled),
+        "throughput": (_throughput, throughput.settled), "offline-vs-server": (_server, offline_vs_server.settled)}
+STOPPED_BY = {"batching": concurrency_sweep.settled, "throughput": concurrency_sweep.settled}
 TIMED = {"batching": ("throughput-rises", "itl-rises"),
          "prompt-length-sweep": ("ttft-grows", "prefill-grows", "prefill-linear", "itl-flat", "prompt-token-cheaper",
                                  "itl-matches-server"),
@@ -140,7 +138,7 @@ def test_throughput_unsettled_when_a_third_round_could_flip_it():
         retime(r[2], throughput.RISE_FACTOR * rate(r[1]))  # exactly at the threshold...
     retime(levels[0][2], 2 * rate(levels[0][2]))  # ...one round far above it, the other at it
     _costs(data)
-    assert not _sweep_settled.throughput_settled(data)["settled"]
+    assert not throughput.settled(data)["settled"]
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "inconclusive"
 
 
@@ -152,7 +150,7 @@ def test_throughput_refuted_early_when_no_round_could_save_it():
     for r in rounds_of(data):
         retime(r[3], slowest_at_4)
     _costs(data)
-    assert _sweep_settled.throughput_settled(data)["settled"]
+    assert throughput.settled(data)["settled"]
     assert decide("throughput", "rises-with-concurrency", data)["verdict"] == "refuted"
 
 
@@ -195,8 +193,7 @@ def _itl_rise_range(data: dict) -> tuple[float, float]:
     """The least and greatest ITL rise (top concurrency against one alone) the medians of three rounds could
     still reach, as settled() bounds them."""
     from verify.measure.trials import median_range
-    (_, i1), (_, i_n) = (concurrency_sweep.per_run(data, batching.CONCURRENCY[0]),
-                         concurrency_sweep.per_run(data, batching.CONCURRENCY[-1]))
+    (_, i1), (_, i_n) = batching._per_run(data, batching.CONCURRENCY[0]), batching._per_run(data, batching.CONCURRENCY[-1])
     (a_lo, a_hi) = median_range(i1, batching.ROUNDS * batching.CONCURRENCY[0])
     (t_lo, t_hi) = median_range(i_n, batching.ROUNDS * batching.CONCURRENCY[-1])
     return t_lo / a_hi - 1, t_hi / a_lo - 1
@@ -214,10 +211,10 @@ def test_batching_settles_on_a_clear_rise():
     _slow_top_concurrency(data, (1 + batching.ITL_RISE) / ((1 + lo) * (1 + hi)) ** 0.5)
     lo, hi = _itl_rise_range(data)
     assert lo < batching.ITL_RISE < hi
-    stop = _sweep_settled.batching_settled(data)
+    stop = batching.settled(data)
     assert not stop["settled"] and "itl: open" in stop["why"] and "throughput: holds" in stop["why"], stop
     assert decide("batching", "itl-rises", data)["verdict"] == "inconclusive"
     _slow_top_concurrency(data, (1 + batching.ITL_RISE) * 1.02 / (1 + lo))
     assert _itl_rise_range(data)[0] > batching.ITL_RISE
-    assert _sweep_settled.batching_settled(data)["settled"]
+    assert batching.settled(data)["settled"]
     assert decide("batching", "itl-rises", data)["verdict"] == "confirmed"

@@ -127,18 +127,19 @@ def wait_exit(proc, limit_s: float) -> tuple[float | None, int | None]:
 def tokens_and_end(stream: dict) -> dict:
     """What a stream delivered: text chunks, the time of the last one (s after sending), the tokens its
     usage counted, its finish reason, any error event, whether [DONE] came, how the client's read ended."""
-    from verify.measure import sse_line
+    import json
     chunks, last_text_s, tokens, finish, errors, done = 0, None, None, None, [], False
     for item in stream.get("lines", []):
         line = str(item.get("line", ""))
-        if line == sse_line.DONE:
+        if not line.startswith("data: "):
+            continue
+        payload = line[6:]
+        if payload == "[DONE]":
             done = True
             continue
         try:
-            event = sse_line.chunk(line)
-        except ValueError:  # a data line that is not JSON carries no event to count
-            continue
-        if event is None:
+            event = json.loads(payload)
+        except ValueError:
             continue
         if "error" in event:
             errors.append(event["error"])

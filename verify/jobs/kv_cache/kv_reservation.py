@@ -29,9 +29,11 @@ ENGINE_SLACK = 1
 
 def _follow(ctx, max_tokens: int) -> dict:
     """Stream TOKENS tokens, reading KV cache usage after each; leave when TOKENS have arrived."""
+    import json
+
     import httpx
 
-    from verify.measure import capture, metrics, sse_line
+    from verify.measure import capture, metrics
     metrics.wait_idle(ctx.server.url)
     body = {"model": "chat", "messages": [{"role": "user", "content": PROMPT}], "max_tokens": max_tokens,
             "temperature": 0, "stream": True, "ignore_eos": True, "stream_options": {"include_usage": True}}
@@ -43,9 +45,9 @@ def _follow(ctx, max_tokens: int) -> dict:
                                                                 json=body) as r:
             status = r.status_code
             for line in r.iter_lines():
-                chunk = sse_line.chunk(line)
-                if chunk is None:
+                if not line.startswith("data: {"):
                     continue
+                chunk = json.loads(line[6:])
                 if chunk.get("usage"):
                     prompt_tokens = chunk["usage"]["prompt_tokens"]
                 if not chunk.get("choices") or "role" in chunk["choices"][0]["delta"]:

@@ -29,9 +29,10 @@ SNIPPET = "kv-cache/prefix_hits.py"
 
 
 def _one(ctx, client, prompt: str, salt: str, max_tokens: int = MAX_TOKENS) -> dict:
+    import json
     import time
 
-    from verify.measure import capture, metrics, sse_line
+    from verify.measure import capture, metrics
     counters = ctx.snippet(SNIPPET).prefix_counters  # the page's own snippet reads the counters
     metrics.wait_idle(ctx.server.url)
     queried, hit = counters(ctx.server.url)
@@ -42,9 +43,9 @@ def _one(ctx, client, prompt: str, salt: str, max_tokens: int = MAX_TOKENS) -> d
     with client.stream("POST", ctx.base_url + "/completions", json=body) as r:
         status = r.status_code
         for line in r.iter_lines():
-            chunk = sse_line.chunk(line)
-            if chunk is None:
+            if not line.startswith("data: {"):
                 continue
+            chunk = json.loads(line[6:])
             if chunk.get("usage"):
                 prompt_tokens = chunk["usage"]["prompt_tokens"]
             if chunk.get("choices") and chunk["choices"][0].get("text"):

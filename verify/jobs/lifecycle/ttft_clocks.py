@@ -36,10 +36,11 @@ def collect(ctx) -> dict:
 
 
 def client_ttft(stream) -> float:
-    from verify.measure import sse_line
+    import json
+
     from verify.measure.transcript import chunk_text
     for item in stream["lines"]:
-        if (chunk := sse_line.chunk(item["line"])) is not None and chunk_text(chunk):
+        if item["line"].startswith("data: {") and chunk_text(json.loads(item["line"][6:])):
             return item["t"]
     raise ValueError("no text arrived")
 

@@ -44,21 +44,17 @@ def text(sent: dict) -> str | None:
     return transcript.streamed_text(s["lines"])
 
 
-def text_times(sent: dict) -> list[float]:
-    """When each chunk that carries text arrived (s after sending)."""
-    return [line["t"] for line in sent["stream"]["lines"] if _has_text(line["line"])]
-
-
 def span(sent: dict) -> tuple[float, float] | None:
     """When the stream's first and last text arrived, on the shared clock; None without text."""
-    times = text_times(sent)
+    times = [line["t"] for line in sent["stream"]["lines"] if _has_text(line["line"])]
     return (sent["started_s"] + times[0], sent["started_s"] + times[-1]) if times else None
 
 
 def _has_text(line: str) -> bool:
-    from verify.measure import sse_line
-    chunk = sse_line.chunk(line)
-    return chunk is not None and bool(transcript.chunk_text(chunk))
+    import json
+    if not line.startswith("data: {"):
+        return False
+    return bool(transcript.chunk_text(json.loads(line[6:])))
 
 
 def shared(a: tuple[float, float] | None, b: tuple[float, float] | None) -> float:

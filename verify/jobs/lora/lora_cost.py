@@ -11,7 +11,7 @@ import statistics
 
 from verify.job import Claim, Job, verdict_if
 from verify.jobs.lora._answers import BASE, SNIPPET
-from verify.jobs.lora._together import body, text_times, together
+from verify.jobs.lora._together import body, together
 
 # Enough gaps for a mean (23 per request); each record's ratios and their range over rounds are in its reason.
 TOKENS = 24
@@ -33,6 +33,12 @@ def collect(ctx) -> dict:
                                        statuses=[s["stream"]["status"] for s in every])}
 
 
+def times(sent: dict) -> list[float]:
+    """When each chunk that carries text arrived (s after sending)."""
+    from verify.jobs.lora._together import _has_text
+    return [line["t"] for line in sent["stream"]["lines"] if _has_text(line["line"])]
+
+
 def itl(d) -> dict[str, list[float]]:
     """Each model's inter-token latency per round: first to last text chunk, over the gaps between them
     (a mean, which chunks delivered in a burst by a busy API server do not pull to zero as they do a
@@ -40,7 +46,7 @@ def itl(d) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {m: [] for m in MODELS}
     for r in d["rounds"]:
         for m, sent in r.items():
-            t = text_times(sent)
+            t = times(sent)
             if len(t) > d["tokens"] // 2:
                 out[m].append((t[-1] - t[0]) / (len(t) - 1))
     return out

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
 from verify.jobs.lora._answers import SNIPPET as ASK
-from verify.jobs.lora._runtime_answers import recorded, redacted
 
 SNIPPET = "lora/runtime.py"
 COPY = "attn-a-again"
@@ -20,6 +19,24 @@ MISSING = "/nonexistent/adapter"
 # client errors, for that load alone, so its message is read instead of the run calling the capture
 # failed; any other 5xx (a server that is down behind a proxy, say) still fails it.
 REFUSAL_5XX = [500]
+
+
+def _redacted(value):
+    """The recorded steps with the adapters' cache folder written as `<adapters>` (it varies by machine)."""
+    import json
+
+    from verify.config.adapters import ADAPTERS_ROOT_PLACEHOLDER
+    from verify.live.adapters import adapters_root
+    return json.loads(json.dumps(value).replace(str(adapters_root()), ADAPTERS_ROOT_PLACEHOLDER))
+
+
+def _recorded(r, sent: dict, expect=None) -> dict:
+    """One answer of the runtime endpoints (a plain-text 200, or a JSON error) and what was sent;
+    `expect`: the statuses that are observations (the client errors unless given)."""
+    from verify.measure import capture
+    from verify.measure.request import CLIENT_ERRORS  # imported here: `verify list` runs on the standard library
+    return capture.answer(r, "request", expect_status=CLIENT_ERRORS if expect is None else expect, sent=sent,
+                          body=capture.body(r), body_text=r.text[:2000])
 
 
 def collect(ctx) -> dict:
@@ -35,10 +52,10 @@ def collect(ctx) -> dict:
     prompt = ask.PROMPTS[0]
 
     def load(name, path, expect=None):
-        return recorded(runtime.load(name, str(path)), {"lora_name": name, "lora_path": str(path)}, expect)
+        return _recorded(runtime.load(name, str(path)), {"lora_name": name, "lora_path": str(path)}, expect)
 
     def unload(name):
-        return recorded(runtime.unload(name), {"lora_name": name})
+        return _recorded(runtime.unload(name), {"lora_name": name})
 
     def models():
         listed = ask.served(client)
@@ -61,7 +78,7 @@ def collect(ctx) -> dict:
     steps["load_missing"] = load("missing", MISSING)
     steps["load_rank_32"] = load("rank-32", folders["rank-32"], expect=[*CLIENT_ERRORS, *REFUSAL_5XX])
     steps["models_at_end"] = models()
-    return {"steps": redacted(steps), "copy": COPY, "prompt": prompt}
+    return {"steps": _redacted(steps), "copy": COPY, "prompt": prompt}
 
 
 def error_message(a: dict) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from verify.job import Claim, Job, verdict_if
 from verify.jobs.lora._answers import SNIPPET as ASK
-from verify.jobs.lora._runtime_answers import recorded, redacted
 
 SNIPPET = "lora/runtime.py"
 NAME = "attn-a-again"
@@ -17,16 +16,16 @@ NAME = "attn-a-again"
 def collect(ctx) -> dict:
     from openai import OpenAI
 
+    from verify.jobs.lora.lora_runtime import _recorded, _redacted
     from verify.live.adapters import prepare_adapters
     from verify.measure import capture
     runtime, ask = ctx.snippet(SNIPPET), ctx.snippet(ASK)
     runtime.SERVER = ctx.server.url
     folder = str(prepare_adapters(("attn-a",), progress=lambda m: None)["attn-a"])
-    load = recorded(runtime.load(NAME, folder), {"lora_name": NAME, "lora_path": folder})
-    unload = recorded(runtime.unload(NAME), {"lora_name": NAME})
+    load = _recorded(runtime.load(NAME, folder), {"lora_name": NAME, "lora_path": folder})
+    unload = _recorded(runtime.unload(NAME), {"lora_name": NAME})
     listed = ask.served(OpenAI(base_url=ctx.base_url, api_key="EMPTY", max_retries=0))
-    return redacted({"load": load, "unload": unload,
-                     "models": capture.results("models", list(listed), parents=listed)})
+    return _redacted({"load": load, "unload": unload, "models": capture.results("models", list(listed), parents=listed)})
 
 
 # What the HTTP framework answers for a path no route serves (an endpoint's own 404 says more).

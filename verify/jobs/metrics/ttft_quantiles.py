@@ -32,18 +32,19 @@ SCRAPE_POLL_S, SCRAPE_WAIT_S = 0.1, 10.0
 
 
 def _ttft(ctx, client, prompt: str) -> dict:
+    import json
     import time
     import uuid
 
-    from verify.measure import capture, sse_line
+    from verify.measure import capture
     body = {"model": "chat", "prompt": prompt, "max_tokens": 2, "temperature": 0, "stream": True,
             "cache_salt": uuid.uuid4().hex}
     t0, first, chunks = time.perf_counter(), None, []
     with client.stream("POST", ctx.base_url + "/completions", json=body) as r:
         for line in r.iter_lines():
-            if (chunk := sse_line.chunk(line)) is not None:
+            if line.startswith("data: {"):
                 chunks.append(line)
-                if first is None and chunk["choices"][0].get("text"):
+                if first is None and json.loads(line[6:])["choices"][0].get("text"):
                     first = time.perf_counter() - t0
     return capture.results("request", chunks, statuses=[r.status_code],
                            ttft_s=round(first, 5) if first is not None else None)

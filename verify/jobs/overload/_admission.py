@@ -1,6 +1,6 @@
 """What the two admission-limit jobs (admission_limit.py, queued_tokens.py) read alike: the admission counter
 and the request gauges from /metrics, the wait for an idle engine, and how a release that does not know
-the job's flag is told apart (its server stops at the argument parser, and `started` records that line)."""
+the job's flag is told apart (its server stops at the argument parser, and the job records that line)."""
 
 from __future__ import annotations
 
@@ -28,20 +28,6 @@ def decide_flag_known(d):
     if not d["start"].get("unrecognized"):
         return verdict_if(None, "the server did not start, for another reason than an unknown flag")
     return verdict_if(False, not_known(d))
-
-
-def started(ctx, srv, look) -> tuple[dict, bool]:
-    """Wait for the launched server (look: the health article's snippet, loaded before the launch) and
-    whether it became ready: its start-up polls once it answers; for a release without the job's flag,
-    which stops at its argument parser, its log, exit code and the line that says so (that is the finding)."""
-    from verify.jobs.health import _watch
-    from verify.measure import capture
-    polls, ready_s = _watch.wait_ready(ctx, srv, look)
-    if ready_s is None:
-        log, lines = srv.log_capture(0)
-        return {**log, "exit_code_of_server": srv.process.poll(), "polls": len(polls),
-                "unrecognized": [x for x in lines if "unrecognized arguments" in x][-1:]}, False
-    return capture.results("startup-polls", polls, polls=polls, ready_s=ready_s), True
 
 
 def counters(client) -> dict[str, float]:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 
 from verify.job import Claim, Job, verdict_if
-from verify.jobs.overload._http_counter import by_status
 
 REQUESTS = 6
 MAX_TOKENS = 16
@@ -68,14 +67,14 @@ def collect(ctx) -> dict:
 
 def request_timings(d) -> list[dict]:
     """Per request, in the order served: first text and last event (s after sending) and text chunks."""
-    from verify.measure import sse_line
+    import json
     out = []
     for r in d["requests"]:
-        # Each event with its arrival time ([DONE] is none).
-        events = [(x["t"], e) for x in r["lines"] if (e := sse_line.chunk(x["line"])) is not None]
-        texts = [t for t, e in events if any((c.get("delta") or {}).get("content") for c in e.get("choices") or [])]
-        out.append({"ttft": texts[0], "e2e": events[-1][0], "status": r["status"],
-                    "finish": next((c.get("finish_reason") for _, e in events for c in e.get("choices") or []
+        data = [x for x in r["lines"] if x["line"].startswith("data: ") and x["line"] != "data: [DONE]"]
+        texts = [x for x in data if any((c.get("delta") or {}).get("content")
+                                        for c in json.loads(x["line"][6:]).get("choices") or [])]
+        out.append({"ttft": texts[0]["t"], "e2e": data[-1]["t"], "status": r["status"],
+                    "finish": next((c.get("finish_reason") for x in data for c in json.loads(x["line"][6:]).get("choices") or []
                                     if c.get("finish_reason")), None)})
     return sorted(out, key=lambda t: t["ttft"])
 
@@ -143,7 +142,8 @@ def decide_impatient_http_2xx(d):
     """http_requests_total (the API server's HTTP counter) for /v1/completions, the impatient request's handler."""
     if d["impatient"].get("error") != "ReadTimeout":
         return verdict_if(None, f"the impatient client did not time out while waiting ({d['impatient']})")
-    counted = by_status(d["http_moved"], "/v1/completions")
+    counted = {k.split('status="')[1].split('"')[0]: v for k, v in d["http_moved"].items()
+               if 'handler="/v1/completions"' in k}
     chat = sum(v for k, v in d["http_moved"].items() if 'handler="/v1/chat/completions"' in k)
     if chat != REQUESTS:
         return verdict_if(None, f"the HTTP counter moved by {chat:.0f} for the burst's {REQUESTS} chat requests: "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from verify.job import OFFLINE, Claim, Job, verdict_if
 # The same launch, the same start-up finding on a release without the flag, read the same way.
-from verify.jobs.overload._admission import decide_flag_known, flag_known, not_known, started
+from verify.jobs.overload._admission import decide_flag_known, flag_known, not_known
 
 LIMIT = 22  # prompt tokens; the burst's prompts count 9 or 10 each, so LIMIT is no multiple of them
 FLAGS = ("--max-num-seqs", "1", "--max-num-queued-tokens", str(LIMIT))
@@ -41,9 +41,14 @@ def collect(ctx) -> dict:
     burst = ctx.snippet("overload/burst.py")
     data: dict = {"flags": list(FLAGS), "burst": BURST, "limit": LIMIT}
     with ctx.launch(FLAGS) as srv:
-        data["start"], ready = started(ctx, srv, look)
-        if not ready:
+        polls, ready_s = _watch.wait_ready(ctx, srv, look)
+        if ready_s is None:
+            # A release without the flag stops at its argument parser: its log says so, and that is the finding.
+            log, lines = srv.log_capture(0)
+            data["start"] = {**log, "exit_code_of_server": srv.process.poll(), "polls": len(polls),
+                             "unrecognized": [x for x in lines if "unrecognized arguments" in x][-1:]}
             return data
+        data["start"] = capture.results("startup-polls", polls, polls=polls, ready_s=ready_s)
         with httpx.Client(base_url=srv.url, timeout=10.0) as client:
             before = counters(client)
             body = {"model": _watch.MODEL, "prompt": HOLDER_PROMPT, "max_tokens": HOLDER_TOKENS,
@@ -87,15 +92,16 @@ def _admitted(d) -> list[dict]:
 
 def holder_of(d) -> dict:
     """The holder stream's prompt tokens, its last text chunk (s after it was sent) and how it ended."""
+    import json
+
     from verify.jobs.health import _watch
-    from verify.measure import sse_line
     s = d["holder"]
     out = _watch.tokens_and_end(s)
     out["prompt_tokens"] = None
     for item in s.get("lines", []):
         line = str(item.get("line", ""))
-        if '"usage"' in line and (chunk := sse_line.chunk(line)) is not None:
-            usage = chunk.get("usage") or {}
+        if line.startswith("data: {") and '"usage"' in line:
+            usage = json.loads(line[6:]).get("usage") or {}
             out["prompt_tokens"] = usage.get("prompt_tokens")
     return out
 

@@ -3,10 +3,9 @@
 At each of CONCURRENCY, that many identical streaming requests of MAX_TOKENS tokens start together
 (the snippet lifecycle/send_together.py, as Lifecycle of a Request shows it); the levels run in up to
 ROUNDS interleaved rounds. One sweep serves both jobs in a run: the first of them to run on the
-server measures it, and the rounds stop once the stopping rule its reader passes in is settled (both
-pass _sweep_settled.settled, which waits until no verdict of either job could change); the other job is
-given the same data, and each record holds all of it (`measured_by` names the job that ran the requests).
-The sweep imports none of its readers.
+server measures it, and the rounds stop once no verdict of either job could change whatever the
+remaining rounds measured; the other job is given the same data, and each record holds all of it
+(`measured_by` names the job that ran the requests).
 """
 
 from __future__ import annotations
@@ -17,13 +16,13 @@ SNIPPET = "lifecycle/send_together.py"
 CONCURRENCY = (1, 2, 4, 8)
 ROUNDS = 3
 MAX_TOKENS = 64
+# The jobs that read the sweep; its rounds stop once every one of their stopping rules is settled.
+READERS = ("batching", "throughput")
 _SHARED_KEY = "concurrency sweep"
 
 
-def measure(ctx, job_id: str, settled) -> dict:
-    """The sweep's data: measured now, or as the other reader measured it on this server in this run.
-
-    settled(d): the stopping rule read after each round, a dict whose "settled" ends the rounds."""
+def measure(ctx, job_id: str) -> dict:
+    """The sweep's data: measured now, or as the other reader measured it on this server in this run."""
     from verify.measure import capture
     from verify.measure.metrics import wait_idle
     snippet = ctx.snippet(SNIPPET)  # declared by every reader: its data came from this snippet
@@ -47,6 +46,15 @@ def measure(ctx, job_id: str, settled) -> dict:
     return d
 
 
+def settled(d) -> dict:
+    """Every reader's stopping rule on the same rounds: settled once all of them are."""
+    from verify.jobs.cost import throughput
+    from verify.jobs.prefill_decode import batching
+    reports = {"batching": batching.settled(d), "throughput": throughput.settled(d)}
+    return {"rounds": rounds(d), "max_rounds": ROUNDS, "settled": all(r["settled"] for r in reports.values()),
+            "why": "; ".join(f"{job}: {r['why']}" for job, r in reports.items())}
+
+
 def rounds(d) -> int:
     """The rounds every level ran."""
     return min(sum(1 for r in d["runs"] if r["concurrency"] == n) for n in CONCURRENCY)
@@ -63,20 +71,14 @@ def run_throughput(run: dict) -> float:
 
     ignore_eos makes every answer MAX_TOKENS long; a request whose stream did not end for that reason
     (finish_reason "length") makes the count wrong, and the figure is refused."""
-    from verify.measure import sse_line
+    import json
     for i, r in enumerate(run["requests"]):
-        ends = [c["choices"][0].get("finish_reason") for x in r["lines"] if '"finish_reason":"' in
-                x["line"].replace(" ", "") and (c := sse_line.chunk(x["line"])) is not None]
+        ends = [json.loads(x["line"][6:])["choices"][0].get("finish_reason") for x in r["lines"]
+                if x["line"].startswith("data: {") and '"finish_reason":"' in x["line"].replace(" ", "")]
         if ends[-1:] != ["length"]:
             raise ValueError(f"at {run['concurrency']} at once, request {i + 1} did not run to max_tokens "
                              f"(finish_reason {ends[-1] if ends else None!r})")
     return run["concurrency"] * MAX_TOKENS / max(request_figures(r)["last"] for r in run["requests"])
-
-
-def per_run(d, n: int) -> tuple[list[float], list[float]]:
-    """At concurrency n: each round's throughput, and every request's ITL."""
-    itls = [request_figures(r)["itl"] for run in d["runs"] if run["concurrency"] == n for r in run["requests"]]
-    return throughputs(d, n), itls
 
 
 def throughputs(d, n: int) -> list[float]:

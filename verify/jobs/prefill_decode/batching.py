@@ -10,31 +10,62 @@ from __future__ import annotations
 
 from verify.headline import TIMING_TOLERANCE, TIMING_WHY, Headline, ms
 from verify.job import Claim, Job, verdict_if
-from verify.jobs.prefill_decode import _sweep, _sweep_settled
-# The thresholds (THROUGHPUT_GAIN, ITL_RISE) live beside the sweep's stopping rule, which must wait for them as
-# well as for throughput's.
-from verify.jobs.prefill_decode._sweep_settled import ITL_RISE, THROUGHPUT_GAIN, batching_settled
+from verify.jobs.prefill_decode import _sweep
 
 CONCURRENCY, ROUNDS, MAX_TOKENS = _sweep.CONCURRENCY, _sweep.ROUNDS, _sweep.MAX_TOKENS
+# Throughput at the highest concurrency must be at least this many times that of one request alone.
+THROUGHPUT_GAIN = 2.0
+# One request's ITL at the highest concurrency must be at least this much above its ITL alone.
+ITL_RISE = 0.10
 
 
 def collect(ctx) -> dict:
-    return _sweep.measure(ctx, JOB.id, _sweep_settled.settled)
+    return _sweep.measure(ctx, JOB.id)
 
 
 def by_concurrency(d) -> list[dict]:
     from statistics import median
     out = []
     for n in CONCURRENCY:
-        per_run_tput, itls = _sweep.per_run(d, n)
+        per_run_tput, itls = _per_run(d, n)
         out.append({"concurrency": n, "throughput": median(per_run_tput), "itl": median(itls),
                     "itl_min": min(itls), "itl_max": max(itls), "rounds": len(per_run_tput)})
     return out
 
 
+def _per_run(d, n: int) -> tuple[list[float], list[float]]:
+    """At concurrency n: each round's throughput, and every request's ITL."""
+    itls = [_sweep.request_figures(r)["itl"] for run in d["runs"] if run["concurrency"] == n for r in run["requests"]]
+    return _sweep.throughputs(d, n), itls
+
+
+def _side(lo: float, hi: float, threshold: float) -> bool | None:
+    """At least threshold whatever the remaining rounds measure (True), below it whatever they measure
+    (False), or still open (None)."""
+    return True if lo >= threshold else False if hi < threshold else None
+
+
+def settled(d) -> dict:
+    """Whether the rounds still to run (up to ROUNDS) could change a verdict: each rule's ratio of the
+    top concurrency's median to one alone's, at the least and greatest the medians of ROUNDS rounds
+    could still reach."""
+    from verify.measure.settling import report
+    from verify.measure.trials import median_range
+    one, top = CONCURRENCY[0], CONCURRENCY[-1]
+    (t1, i1), (tn, i_n) = _per_run(d, one), _per_run(d, top)
+    rounds = min(len(t1), len(tn))
+
+    def sides() -> dict:
+        t1r, tnr = median_range(t1, ROUNDS), median_range(tn, ROUNDS)
+        i1r, inr = median_range(i1, ROUNDS * one), median_range(i_n, ROUNDS * top)
+        return {"throughput": _side(tnr[0] / t1r[1], tnr[1] / t1r[0], THROUGHPUT_GAIN),
+                "itl": _side(inr[0] / i1r[1] - 1, inr[1] / i1r[0] - 1, ITL_RISE)}
+    return report(rounds, ROUNDS, sides)
+
+
 def _unsettled(d):
     from verify.measure.settling import open_because
-    why = open_because(batching_settled(d))
+    why = open_because(settled(d))
     return verdict_if(None, why) if why else None
 
 

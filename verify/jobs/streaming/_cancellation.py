@@ -64,7 +64,7 @@ def _decide_client_trial(client, label, expect_stop, d):
 
 
 def _decide_client(client, label, expect_stop):
-    # A partial of a module-level rule, not a closure: see proxy_buffering.decide_delivery.
+    # A partial of a module-level rule, not a closure: see proxy_buffering._decide.
     return functools.partial(_decide_client_trial, client, label, expect_stop)
 
 

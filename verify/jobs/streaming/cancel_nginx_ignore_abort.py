@@ -54,7 +54,7 @@ def _decide_trial(name, expect_stop, d):
 
 
 def _decide(name, expect_stop):
-    # A partial of a module-level rule, not a closure: see proxy_buffering.decide_delivery.
+    # A partial of a module-level rule, not a closure: see proxy_buffering._decide.
     return functools.partial(_decide_trial, name, expect_stop)
 
 

@@ -9,7 +9,7 @@ streaming file changes two settings, so the first is also measured alone.
 
 from __future__ import annotations
 
-from verify.jobs.streaming.proxy_buffering import capture_paths, decide_delivery
+from verify.jobs.streaming.proxy_buffering import _decide, capture_paths
 from verify.job import Claim, Job
 
 PROXIES = {"caddy": "Caddy", "haproxy": "HAProxy"}
@@ -40,7 +40,7 @@ JOB = Job(
     claims=tuple(
         Claim(f"other-proxies.{path}", f"Through {PROXIES[path.split('-')[0]]} "
               f"{HOW_FOR.get(path, HOW[path.split('-', 1)[1]])}, tokens "
-              "reach the client one at a time, as they do directly.", decide_delivery(path, False),
+              "reach the client one at a time, as they do directly.", _decide(path, False),
               timing=path != "haproxy-no-delay")
         for path in PATHS[1:]),
 )

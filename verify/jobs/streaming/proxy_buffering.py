@@ -104,9 +104,7 @@ def _decide_path(path, in_blocks, d):
                           f"(direct: {direct['deliveries']} deliveries, first text after {units.ms(direct['ttft'])})")
 
 
-def decide_delivery(path, in_blocks):
-    """The rule of one path's delivery: in blocks (in_blocks) or one at a time, against the direct path's.
-    other_proxies.py decides its paths with it too."""
+def _decide(path, in_blocks):
     # A partial of a module-level rule, not a closure: the rule is looked up when it runs, so a
     # mutation tester (tests/mutation.sh) can switch its mutants on after import.
     return functools.partial(_decide_path, path, in_blocks)
@@ -134,16 +132,15 @@ JOB = Job(
     collect=collect,
     claims=(
         Claim("proxy-buffering.nginx-default", "Through nginx with default settings, tokens reach the client in "
-              "blocks rather than one at a time.", decide_delivery("nginx-default", True), timing=True),
+              "blocks rather than one at a time.", _decide("nginx-default", True), timing=True),
         Claim("proxy-buffering.nginx-tls", "Through nginx with default settings and TLS termination, tokens reach "
-              "the client in blocks rather than one at a time.", decide_delivery("nginx-tls", True), timing=True),
+              "the client in blocks rather than one at a time.", _decide("nginx-tls", True), timing=True),
         Claim("proxy-buffering.server-unaffected", "Whatever the proxy does to the stream, the server produces it "
               "as fast as on the direct path: its own TTFT is the same on every path.", decide_server_unaffected,
               timing=True),
         Claim("proxy-buffering.nginx-streaming", "Through nginx tuned for streaming, tokens reach the client one at "
-              "a time, as they do directly.", decide_delivery("nginx-streaming", False), timing=True),
+              "a time, as they do directly.", _decide("nginx-streaming", False), timing=True),
         Claim("proxy-buffering.nginx-tls-streaming", "With TLS termination and the streaming settings, tokens reach "
-              "the client one at a time, as they do directly.", decide_delivery("nginx-tls-streaming", False),
-              timing=True),
+              "the client one at a time, as they do directly.", _decide("nginx-tls-streaming", False), timing=True),
     ),
 )
