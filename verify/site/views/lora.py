@@ -12,25 +12,28 @@ from verify.site.views import View
 
 
 # lora-batching
-def _lora_batching_rows(record, group: str):
+def _answer_rows(record, groups: tuple[str, ...]):
+    """Each trial's answers in the named groups beside the same request's answer alone (lora-batching and
+    lora-max-loras record both alike)."""
     d = record["data"]
     rows = []
     for i, t in enumerate(d["trials"], 1):
-        for s in t[group]:
-            alone = text(d["alone"][s["case"]])
-            got = text(s)
-            rows.append([i, s["model"], got, "yes" if got == alone else f"no; alone: {alone}"])
+        for g in groups:
+            for s in t[g]:
+                alone = text(d["alone"][s["case"]])
+                got = text(s)
+                rows.append([i, s["model"], got, "yes" if got == alone else f"no; alone: {alone}"])
     return rows
 
 
 def lora_batching_mixed(record):
     return html.table(["trial", "model", "answer in the batch", "same as alone"],
-                      _lora_batching_rows(record, "mixed") + _lora_batching_rows(record, "control"))
+                      _answer_rows(record, ("mixed",)) + _answer_rows(record, ("control",)))
 
 
 def lora_batching_adapters(record):
     return html.table(["trial", "model", "answer, three adapters at once", "same as alone"],
-                      _lora_batching_rows(record, "three_adapters"))
+                      _answer_rows(record, ("three_adapters",)))
 
 
 def lora_batching_timeline_chart(record) -> charts.Timeline:
@@ -73,26 +76,14 @@ def lora_cost_bars_chart(record) -> charts.Bars:
 
 
 # lora-max-loras
-def _lora_max_loras_rows(record, groups: tuple[str, ...]):
-    d = record["data"]
-    rows = []
-    for i, t in enumerate(d["trials"], 1):
-        for g in groups:
-            for s in t[g]:
-                alone = text(d["alone"][s["case"]])
-                got = text(s)
-                rows.append([i, s["model"], got, "yes" if got == alone else f"no; alone: {alone}"])
-    return rows
-
-
 def lora_max_loras_adapters(record):
     return html.table(["trial", "model", "answer, adapters at once", "same as alone"],
-                      _lora_max_loras_rows(record, ("three_adapters", "two_adapters")))
+                      _answer_rows(record, ("three_adapters", "two_adapters")))
 
 
 def lora_max_loras_mixed(record):
     d = record["data"]
-    rows = _lora_max_loras_rows(record, ("mixed",))
+    rows = _answer_rows(record, ("mixed",))
     like = {r["trial"]: r["like"] for r in lora_max_loras.base_answers(d)}
 
     def equals(row) -> str:
