@@ -69,9 +69,40 @@ def pytest_runtest_makereport(item, call):
         item.session.shouldstop = line
 
 
+ALL_CPUS = frozenset(os.sched_getaffinity(0))
+
+
+def _engine_busy() -> Path | None:
+    flag = os.environ.get(tiers.ENGINE_BUSY_ENV)
+    return Path(flag) if flag else None
+
+
+def _place(item) -> None:
+    """When the bootstrap runs the engine tiers in one process and the rest in another, a test of the rest
+    starts on the last core only while a live or engine test runs: vLLM binds its engine to the first core
+    and leaves the last to its API server (verify/runner, second_engine_groups), so the engine the live
+    tests time keeps a core of its own. With no engine test running, every test has every core."""
+    flag = _engine_busy()
+    if flag is None or len(ALL_CPUS) < 2:
+        return
+    if tiers.markers_of(item) & tiers.ENGINE_TIERS:
+        flag.touch()
+        os.sched_setaffinity(0, ALL_CPUS)
+    else:
+        os.sched_setaffinity(0, {max(ALL_CPUS)} if flag.exists() else ALL_CPUS)
+
+
+def pytest_runtest_teardown(item):
+    flag = _engine_busy()
+    if flag is not None and tiers.markers_of(item) & tiers.ENGINE_TIERS:
+        flag.unlink(missing_ok=True)
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item):
-    """Before any fixture of the test is set up (a session server included), say what it may start."""
+    """Before any fixture of the test is set up (a session server included), say what it may start,
+    and on which cores."""
+    _place(item)
     os.environ[tier_guard.ALLOWED_ENV] = ",".join(sorted(tiers.markers_of(item)))
     os.environ[tier_guard.LOG_ENV] = item.config._tier_log
     Path(item.config._tier_log).write_text("")

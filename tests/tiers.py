@@ -66,6 +66,9 @@ def fixture_tiers(item) -> dict[str, str]:
 # down). Not xdist's loadgroup: with pytest 9 it no longer groups (xdist renames item._nodeid, which
 # pytest 9 no longer reads).
 ENGINE_TIERS = {"live", "engine"}
+# While a test of ENGINE_TIERS runs, this file exists (its path in $VERIFY_ENGINE_BUSY, set by the bootstrap
+# for both processes), and a test of another tier starts on the last core only (tests/conftest.py).
+ENGINE_BUSY_ENV = "VERIFY_ENGINE_BUSY"
 
 
 def markers_of(item) -> set[str]:

@@ -140,9 +140,12 @@ else
   fi
   # The whole suite in two processes at once (tests/tiers.py): the tests that need a vLLM engine (the one
   # server the suite shares, and engines of their own) one after another in the background, every other
-  # tier in the foreground.
+  # tier in the foreground. While an engine test runs, the other process keeps to the last core, the one
+  # vLLM leaves to its API server.
   mkdir -p build
   engine_log="build/test-engine-tiers.log"
+  export VERIFY_ENGINE_BUSY="$PWD/build/test-engine-busy"
+  rm -f "$VERIFY_ENGINE_BUSY"
   step "running the test suite: the live and engine tiers in the background (log: $engine_log), the other tiers here"
   # --floor-report: what these tiers could not take less than here (tests/floor.py), printed with the rest.
   # Written with "=": the option comes from a conftest plugin, unknown when pytest first reads its arguments,
@@ -153,14 +156,14 @@ else
   # Ctrl-C or a failure here stops the background run too (its servers stop with it).
   trap 'kill -INT "$engine_pid" 2>/dev/null || true' INT TERM
   rest=0
-  # At the lowest priority: the engine tiers are the longer of the two and their timings are judged, so this
-  # process takes only the cores they leave idle (a server starting, a test between requests).
-  nice -n 19 "$VENV/bin/pytest" -m "not live and not engine" -p no:xdist --durations=12 || rest=$?
+  # Niced: the engine tiers are the longer of the two, and their API server shares the last core.
+  nice -n 10 "$VENV/bin/pytest" -m "not live and not engine" -p no:xdist --durations=12 || rest=$?
   step "the other tiers are done (exit $rest); waiting for the live and engine tiers"
   engine=0
   wait "$engine_pid" || engine=$?
   trap - INT TERM
   step "the live and engine tiers (exit $engine), from $engine_log:"
   tail -n 55 "$engine_log"
+  rm -f "$VERIFY_ENGINE_BUSY"
   [ "$rest" = 0 ] && [ "$engine" = 0 ] || exit 1
 fi
